@@ -1,3 +1,94 @@
+// Command msbench is a lab for microservice architecture decisions: it
+// starts real implementations, drives load at them accurately and reports
+// what it measured.
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// usageError marks a mistake in how msbench was called: one line, exit 2.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errInterrupted ends a run that Ctrl-C stopped after it saved what it had.
+var errInterrupted = errors.New("interrupted")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
+		// Cobra's own suggestions span lines; the first says it all.
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintf(stderr, "msbench: %s (see 'msbench %s--help')\n", first, commandName(root, args))
+		return 2
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(stderr, "msbench: interrupted")
+		return 130
+	default:
+		fmt.Fprintf(stderr, "msbench: %v\n", err)
+		return 1
+	}
+}
+
+func commandName(root *cobra.Command, args []string) string {
+	if cmd, _, err := root.Find(args); err == nil && cmd != root {
+		return cmd.Name() + " "
+	}
+	return ""
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "msbench",
+		Short:         "A lab for microservice architecture decisions, on real code",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// For profiling msbench itself, e.g. the load engine's request path.
+	var cpuProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of msbench itself to this file")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return pprof.StartCPUProfile(f)
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) {
+		if cpuProfile != "" {
+			pprof.StopCPUProfile()
+		}
+	}
+	root.AddCommand(newLoadCmd())
+	return root
+}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/msbench/msbench/internal/console"
+	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/pacer"
+	"github.com/msbench/msbench/internal/records"
+	"github.com/msbench/msbench/internal/results"
+)
+
+type loadFlags struct {
+	users        int
+	think        string
+	duration     time.Duration
+	requests     int64
+	iterations   int
+	rate         float64
+	stages       string
+	arrivals     string
+	seed         uint64
+	connections  int
+	method       string
+	headers      []string
+	body         string
+	form         []string
+	timeout      time.Duration
+	expectStatus string
+	expectBody   string
+	out          string
+	json         bool
+	quiet        bool
+}
+
+func newLoadCmd() *cobra.Command {
+	var f loadFlags
+	cmd := &cobra.Command{
+		Use:   "load [flags] URL",
+		Short: "Drive HTTP/1.1 load at one URL and summarise it",
+		Long: `Drive HTTP/1.1 load at one URL over keep-alive connections and summarise it.
+
+Closed model (default): --users virtual users each send a request, wait for the
+answer, pause --think, and repeat until --duration, --requests (shared) or
+--iterations (per user) ends the load.
+
+Open model (--rate or --stages): requests arrive on a schedule whatever the
+server does. Latency is measured from each request's intended send time, so a
+stalled server shows in the percentiles (coordinated omission corrected); the
+service time from the actual send is kept as "uncorrected". When every
+connection is busy, arrivals wait with their intended time; none is dropped.
+A run that achieves under 95% of the asked rate is marked invalid.
+
+Every load is bounded: without --duration, --requests or --iterations it runs
+for 10 s.
+
+Exit status: 0 done, 1 failure (e.g. records not written), 2 bad usage,
+130 interrupted (what was measured is still summarised and saved).`,
+		Example: `  msbench load -u 50 -d 30s http://127.0.0.1:8080/
+  msbench load -r 1000 -d 1m --arrivals poisson -c 100 http://127.0.0.1:8080/api
+  msbench load --stages 30s:500,1m:500,30s:0 http://127.0.0.1:8080/
+  msbench load -u 10 --iterations 10 --think 1s http://127.0.0.1:3000/universities?country=Finland
+  msbench load -m POST --form image=@cat.png -n 1000 -u 8 --out results/upload http://127.0.0.1:8080/images`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("load takes exactly one URL, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLoad(cmd, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.IntVarP(&f.users, "users", "u", 0, "closed model: virtual users (default 10)")
+	fl.StringVar(&f.think, "think", "", "closed model: pause after each answer, fixed (1s) or a uniform range (500ms-1s)")
+	fl.DurationVarP(&f.duration, "duration", "d", 0, "how long to send (default 10s when no other bound is given)")
+	fl.Int64VarP(&f.requests, "requests", "n", 0, "total requests across all users, then stop")
+	fl.IntVar(&f.iterations, "iterations", 0, "closed model: requests per user, then that user stops")
+	fl.Float64VarP(&f.rate, "rate", "r", 0, "open model: requests per second in total (fractions allowed); with --stages, the starting rate")
+	fl.StringVar(&f.stages, "stages", "", "open model: linear ramps DURATION:RATE,... e.g. 30s:500,1m:500,10s:0")
+	fl.StringVar(&f.arrivals, "arrivals", "uniform", "open model: uniform (evenly spaced) or poisson")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed for poisson arrivals and think-time draws")
+	fl.IntVarP(&f.connections, "connections", "c", 0, "keep-alive connections (default: users; open model 100); open model: most requests in flight")
+	fl.StringVarP(&f.method, "method", "m", "GET", "HTTP method")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
+	fl.StringVar(&f.body, "body", "", "request body: text, or @file to read it")
+	fl.StringArrayVar(&f.form, "form", nil, "multipart/form-data field name=@file or name=value (repeatable)")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request; a timed-out request is an error with latency = timeout")
+	fl.StringVar(&f.expectStatus, "expect-status", "2xx", "status codes that count as success, e.g. 200,201 or 200-299 or 2xx,304")
+	fl.StringVar(&f.expectBody, "expect-body", "", "a success must contain this substring")
+	fl.StringVar(&f.out, "out", "", "directory for records.parquet (every request) and summary.json")
+	fl.BoolVar(&f.json, "json", false, "print summary.json to stdout instead of the table")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	return cmd
+}
+
+func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
+	cfg, err := f.config(rawURL)
+	if err != nil {
+		return err
+	}
+	engine, err := load.New(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	var opts load.Options
+	var writer *records.Writer
+	if f.out != "" {
+		writer, err = records.Create(filepath.Join(f.out, "records.parquet"), engine.Names(), engine.TargetNames())
+		if err != nil {
+			return err
+		}
+		opts.Sink = writer
+	}
+	stderr := cmd.ErrOrStderr()
+	tty := false
+	if f, ok := stderr.(*os.File); ok {
+		tty = console.IsTerminal(f)
+	}
+	progress := &console.Progress{W: stderr, TTY: tty}
+	if !f.quiet {
+		opts.Progress, opts.ProgressEvery = progress.Show, progress.Every()
+	}
+	ctx := cmd.Context()
+	summary, runErr := engine.Run(ctx, opts)
+	if !f.quiet {
+		progress.Done()
+	}
+	if writer != nil {
+		runErr = errors.Join(runErr, writer.Close())
+		runErr = errors.Join(runErr, results.WriteJSON(filepath.Join(f.out, "summary.json"), summary))
+	}
+	if f.json {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(summary); err != nil {
+			return err
+		}
+	} else {
+		console.Summary(cmd.OutOrStdout(), summary)
+		if f.out != "" {
+			fmt.Fprintf(cmd.OutOrStdout(), "records: %s\n", filepath.Join(f.out, "records.parquet"))
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// config turns flags into a load configuration; every mistake is a usage
+// error naming the flag.
+func (f loadFlags) config(rawURL string) (load.Config, error) {
+	if _, err := load.ValidateURL(rawURL); err != nil {
+		return load.Config{}, usageError{err}
+	}
+	open := f.rate > 0 || f.stages != ""
+	switch {
+	case f.rate < 0 || math.IsNaN(f.rate) || math.IsInf(f.rate, 0):
+		return load.Config{}, usagef("--rate %v: must be a positive number", f.rate)
+	case open && f.users > 0:
+		return load.Config{}, usagef("--users is the closed model, --rate/--stages the open one: choose one")
+	case open && f.think != "":
+		return load.Config{}, usagef("--think applies to the closed model only")
+	case open && f.iterations > 0:
+		return load.Config{}, usagef("--iterations applies to the closed model only")
+	case f.stages != "" && f.duration > 0:
+		return load.Config{}, usagef("--stages sets the duration: drop --duration")
+	case f.users < 0, f.connections < 0, f.requests < 0, f.iterations < 0, f.duration < 0:
+		return load.Config{}, usagef("--users, --connections, --requests, --iterations and --duration cannot be negative")
+	case f.timeout <= 0:
+		return load.Config{}, usagef("--timeout must be positive")
+	case f.body != "" && len(f.form) > 0:
+		return load.Config{}, usagef("--body and --form both set the body: choose one")
+	}
+	target, err := f.target(rawURL)
+	if err != nil {
+		return load.Config{}, err
+	}
+	status, err := load.ParseStatusSet(f.expectStatus)
+	if err != nil {
+		return load.Config{}, usagef("--expect-status: %v", err)
+	}
+	cfg := load.Config{
+		Targets:      []load.Target{target},
+		Connections:  f.connections,
+		Timeout:      f.timeout,
+		ExpectStatus: status,
+		ExpectBody:   []byte(f.expectBody),
+		Duration:     f.duration,
+		MaxRequests:  f.requests,
+		Iterations:   f.iterations,
+	}
+	if open {
+		cfg.Pacer, err = f.pacer()
+		if err != nil {
+			return load.Config{}, err
+		}
+		if cfg.Connections == 0 {
+			cfg.Connections = 100
+		}
+		return cfg, nil
+	}
+	cfg.Users = f.users
+	if cfg.Users == 0 {
+		cfg.Users = 10
+	}
+	if cfg.Connections == 0 {
+		cfg.Connections = cfg.Users
+	}
+	if cfg.Think, err = parseThink(f.think); err != nil {
+		return load.Config{}, err
+	}
+	if cfg.Duration == 0 && cfg.MaxRequests == 0 && cfg.Iterations == 0 {
+		cfg.Duration = 10 * time.Second
+	}
+	return cfg, nil
+}
+
+func (f loadFlags) target(rawURL string) (load.Target, error) {
+	t := load.Target{Name: strings.ToUpper(f.method) + " " + rawURL, Method: strings.ToUpper(f.method), URL: rawURL}
+	for _, h := range f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return t, usagef("--header %q: want 'Name: value'", h)
+		}
+		t.Header = append(t.Header, [2]string{strings.TrimSpace(name), strings.TrimSpace(value)})
+	}
+	switch {
+	case strings.HasPrefix(f.body, "@"):
+		b, err := os.ReadFile(f.body[1:])
+		if err != nil {
+			return t, usagef("--body: %v", err)
+		}
+		t.Body = b
+	case f.body != "":
+		t.Body = []byte(f.body)
+	case len(f.form) > 0:
+		var fields []load.FormField
+		for _, s := range f.form {
+			field, err := load.ParseFormField(s)
+			if err != nil {
+				return t, usagef("--form: %v", err)
+			}
+			fields = append(fields, field)
+		}
+		body, contentType, err := load.MultipartBody(fields)
+		if err != nil {
+			return t, usagef("--form: %v", err)
+		}
+		t.Body = body
+		t.Header = append(t.Header, [2]string{"Content-Type", contentType})
+	}
+	return t, nil
+}
+
+func (f loadFlags) pacer() (*pacer.Pacer, error) {
+	var arrivals pacer.Arrivals
+	switch f.arrivals {
+	case "uniform":
+		arrivals = pacer.Uniform
+	case "poisson":
+		arrivals = pacer.Poisson
+	default:
+		return nil, usagef("--arrivals %q: want uniform or poisson", f.arrivals)
+	}
+	var stages []pacer.Stage
+	switch {
+	case f.stages != "":
+		var err error
+		if stages, err = parseStages(f.stages); err != nil {
+			return nil, err
+		}
+	case f.duration > 0:
+		stages = []pacer.Stage{{Duration: f.duration, Target: f.rate}}
+	case f.requests > 0:
+		// A count at a rate is a schedule of count/rate seconds.
+		d := time.Duration(math.Ceil(float64(f.requests) / f.rate * float64(time.Second)))
+		stages = []pacer.Stage{{Duration: d, Target: f.rate}}
+	default:
+		stages = []pacer.Stage{{Duration: 10 * time.Second, Target: f.rate}}
+	}
+	p, err := pacer.New(f.rate, stages, arrivals, f.seed)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return p, nil
+}
+
+func parseStages(s string) ([]pacer.Stage, error) {
+	var out []pacer.Stage
+	for _, part := range strings.Split(s, ",") {
+		d, r, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, usagef("--stages %q: want DURATION:RATE, e.g. 30s:100", part)
+		}
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur <= 0 {
+			return nil, usagef("--stages %q: %q is not a positive duration", part, d)
+		}
+		rate, err := strconv.ParseFloat(r, 64)
+		if err != nil || rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
+			return nil, usagef("--stages %q: %q is not a rate ≥ 0", part, r)
+		}
+		out = append(out, pacer.Stage{Duration: dur, Target: rate})
+	}
+	return out, nil
+}
+
+func parseThink(s string) (load.Think, error) {
+	if s == "" {
+		return load.Think{}, nil
+	}
+	lo, hi, isRange := strings.Cut(s, "-")
+	min, err := time.ParseDuration(strings.TrimSpace(lo))
+	if err != nil || min < 0 {
+		return load.Think{}, usagef("--think %q: want a duration (1s) or a range (500ms-1s)", s)
+	}
+	if !isRange {
+		return load.Think{Min: min, Max: min}, nil
+	}
+	max, err := time.ParseDuration(strings.TrimSpace(hi))
+	if err != nil || max < min {
+		return load.Think{}, usagef("--think %q: want a range low-high, e.g. 500ms-1s", s)
+	}
+	return load.Think{Min: min, Max: max}, nil
+}

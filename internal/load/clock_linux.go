@@ -1,0 +1,75 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// alarm wakes a goroutine at an exact monotonic instant. Go's own timers
+// wake through epoll_wait, whose timeout has millisecond resolution, so an
+// idle generator would send up to a millisecond late and that lag would be
+// counted as server latency. A timerfd fires through the same netpoller with
+// the kernel's high-resolution timers, without spinning a core.
+type alarm struct {
+	f    *os.File
+	mono int64 // CLOCK_MONOTONIC reading at base, ns
+	base time.Time
+	buf  [8]byte
+}
+
+func newAlarm(base time.Time) (*alarm, error) {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("timerfd: %w", err)
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("clock_gettime: %w", err)
+	}
+	// The monotonic reading and base are taken back to back; their gap (well
+	// under a microsecond) is the error of every wake-up.
+	return &alarm{f: os.NewFile(uintptr(fd), "msbench-alarm"), mono: ts.Nano() - int64(time.Since(base)), base: base}, nil
+}
+
+// sleepUntil blocks until offset (ns since base) or until ctx ends; it
+// returns false when ctx ended first.
+func (a *alarm) sleepUntil(ctx context.Context, offset int64) bool {
+	if int64(time.Since(a.base)) >= offset {
+		return ctx.Err() == nil
+	}
+	at := unix.NsecToTimespec(a.mono + offset)
+	spec := unix.ItimerSpec{Value: at}
+	if err := unix.TimerfdSettime(int(a.f.Fd()), unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+		return a.fallback(ctx, offset)
+	}
+	if _, err := a.f.Read(a.buf[:]); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return false
+		}
+		return a.fallback(ctx, offset)
+	}
+	return ctx.Err() == nil
+}
+
+// fallback is a coarse sleep, used only if the timerfd misbehaves.
+func (a *alarm) fallback(ctx context.Context, offset int64) bool {
+	t := time.NewTimer(time.Duration(offset) - time.Since(a.base))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// interrupt makes a blocked sleepUntil return; used on cancellation.
+func (a *alarm) interrupt() { _ = a.f.SetReadDeadline(time.Unix(1, 0)) }
+
+func (a *alarm) close() error { return a.f.Close() }

@@ -1,0 +1,467 @@
+// Package load is msbench's load engine: it sends HTTP/1.1 requests over
+// keep-alive connections in a closed model (users that send, wait and think)
+// or an open model (arrivals at a fixed or ramping rate, latency measured
+// from the intended send time), and records every request.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/sys/unix"
+
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/pacer"
+)
+
+// Config describes one load. Exactly one model applies: the open model when
+// Pacer is set, the closed model otherwise.
+type Config struct {
+	Targets      []Target
+	Connections  int           // keep-alive connections; in the open model also the most requests in flight
+	Timeout      time.Duration // per request; a timed-out request is an error with latency = Timeout
+	ExpectStatus StatusSet
+	ExpectBody   []byte // when set, a success must contain it
+
+	// Closed model: each user sends, waits for the answer, then thinks.
+	Users      int
+	Think      Think
+	Iterations int // per user; 0 means no limit
+
+	// Open model.
+	Pacer *pacer.Pacer
+
+	Duration    time.Duration // closed model: no request starts after it; 0 means no limit
+	MaxRequests int64         // across all users; 0 means no limit
+}
+
+// Think is a pause drawn uniformly from [Min, Max].
+type Think struct{ Min, Max time.Duration }
+
+// Sink receives every record, in batches, from a single goroutine.
+type Sink interface {
+	Write(batch []metrics.Record) error
+}
+
+// Options are what the caller observes a run through.
+type Options struct {
+	Sink          Sink
+	Progress      func(Snapshot)
+	ProgressEvery time.Duration
+}
+
+// Snapshot is the state of a run for a progress display.
+type Snapshot struct {
+	Elapsed  time.Duration
+	Requests int64
+	Errors   int64
+	RateRPS  float64 // over the last interval
+	P99Ms    float64 // corrected, since the start
+}
+
+// Engine runs one configured load. Build it with New; Run it once.
+type Engine struct {
+	cfg     Config
+	client  *fasthttp.HostClient
+	targets []prepared
+	mix     mix
+	names   metrics.Names
+	agg     *metrics.Aggregator
+
+	base     time.Time
+	baseUnix int64
+	seq      atomic.Int64 // next sequence number; also the count of claimed requests
+	batches  chan []metrics.Record
+	free     chan []metrics.Record
+	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
+	badTimes atomic.Int64 // malformed Server-Timing entries
+}
+
+// batchSize trades how fresh the live view is against per-batch overhead;
+// batches also flush after batchAge.
+const (
+	batchSize = 256
+	batchAge  = int64(200 * time.Millisecond)
+)
+
+// New checks the configuration and prepares every request once.
+func New(cfg Config) (*Engine, error) {
+	if len(cfg.Targets) == 0 {
+		return nil, errors.New("no target to load")
+	}
+	if cfg.Connections < 1 {
+		return nil, errors.New("connections must be at least 1")
+	}
+	if cfg.Timeout <= 0 {
+		return nil, errors.New("timeout must be positive")
+	}
+	if cfg.Pacer == nil {
+		if cfg.Users < 1 {
+			return nil, errors.New("users must be at least 1")
+		}
+		if cfg.Think.Min < 0 || cfg.Think.Max < cfg.Think.Min {
+			return nil, fmt.Errorf("think time %v-%v is not a range", cfg.Think.Min, cfg.Think.Max)
+		}
+		if cfg.Duration <= 0 && cfg.MaxRequests <= 0 && cfg.Iterations <= 0 {
+			return nil, errors.New("the load is unbounded: give a duration, a request count or iterations")
+		}
+	}
+	var zero StatusSet
+	if cfg.ExpectStatus == zero {
+		cfg.ExpectStatus = Success2xx()
+	}
+	addr, isTLS, err := hostOf(cfg.Targets)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMix(cfg.Targets)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, mix: m}
+	for _, t := range cfg.Targets {
+		p, err := prepare(t)
+		if err != nil {
+			return nil, err
+		}
+		e.targets = append(e.targets, p)
+	}
+	e.client = &fasthttp.HostClient{
+		Addr:               addr,
+		IsTLS:              isTLS,
+		Name:               "msbench",
+		MaxConns:           cfg.Connections,
+		MaxConnWaitTimeout: cfg.Timeout,
+		// A benchmark must see every failure: no silent retries.
+		MaxIdemponentCallAttempts: 1,
+		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		MaxIdleConnDuration:       time.Minute,
+		DisablePathNormalizing:    true,
+		ReadBufferSize:            16 << 10,
+		MaxResponseBodySize:       1 << 30,
+	}
+	e.agg = metrics.NewAggregator(&e.names)
+	return e, nil
+}
+
+// hostOf returns the one host all targets share: a load is aimed at one
+// service, and one connection pool serves it.
+func hostOf(targets []Target) (addr string, isTLS bool, err error) {
+	for i, t := range targets {
+		u, err := ValidateURL(t.URL)
+		if err != nil {
+			return "", false, err
+		}
+		a := hostPort(u)
+		if i == 0 {
+			addr, isTLS = a, u.Scheme == "https"
+		} else if a != addr {
+			return "", false, fmt.Errorf("targets go to %s and %s: one load drives one host", addr, a)
+		}
+	}
+	return addr, isTLS, nil
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return u.Host + ":443"
+	}
+	return u.Host + ":80"
+}
+
+// now is the current time as unix nanoseconds, read from the monotonic clock.
+func (e *Engine) now() int64 { return e.baseUnix + int64(time.Since(e.base)) }
+
+// Names lists the Server-Timing metric names seen, by index.
+func (e *Engine) Names() *metrics.Names { return &e.names }
+
+// TargetNames lists target names by index, as records refer to them.
+func (e *Engine) TargetNames() []string {
+	out := make([]string, len(e.cfg.Targets))
+	for i, t := range e.cfg.Targets {
+		out[i] = t.Name
+		if out[i] == "" {
+			out[i] = t.Method + " " + t.URL
+		}
+	}
+	return out
+}
+
+// Run drives the load until it is done or ctx ends, then summarises it. An
+// error means the records could not be written; the summary is still valid.
+func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error) {
+	e.base = time.Now()
+	e.baseUnix = e.base.UnixNano()
+	cpu0 := cpuTime()
+	e.batches = make(chan []metrics.Record, 4096)
+	e.free = make(chan []metrics.Record, 4096)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	collected := make(chan error, 1)
+	go func() { collected <- e.collect(opts.Sink, cancel) }()
+	stopProgress := e.progress(opts)
+
+	workers := e.cfg.Users
+	if e.cfg.Pacer != nil {
+		workers = e.cfg.Connections
+	}
+	var wg sync.WaitGroup
+	ws := make([]*worker, workers)
+	for i := range ws {
+		ws[i] = e.newWorker(uint32(i))
+	}
+	var unsent int64
+	var window time.Duration
+	if e.cfg.Pacer != nil {
+		unsent, window = e.runOpen(ctx, ws, &wg)
+	} else {
+		e.runClosed(ctx, ws, &wg)
+	}
+	wg.Wait()
+	for _, w := range ws {
+		w.flush()
+		w.release()
+	}
+	close(e.batches)
+	sinkErr := <-collected
+	stopProgress()
+	end := time.Now()
+	return e.summarise(end, cpuTime()-cpu0, unsent, window), sinkErr
+}
+
+// collect is the one goroutine that aggregates and writes records, so the
+// request path only appends to its own batch.
+func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
+	var sinkErr error
+	for b := range e.batches {
+		e.agg.Add(b)
+		if sink != nil && sinkErr == nil {
+			if sinkErr = sink.Write(b); sinkErr != nil {
+				// Measuring on without a record of each request would break
+				// the promise that every request is recorded.
+				cancel(sinkErr)
+			}
+		}
+		select {
+		case e.free <- b[:0]:
+		default:
+		}
+	}
+	return sinkErr
+}
+
+func (e *Engine) progress(opts Options) (stop func()) {
+	if opts.Progress == nil {
+		return func() {}
+	}
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var last int64
+		lastAt := time.Duration(0)
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			p := e.agg.Progress()
+			el := time.Since(e.base)
+			rate := float64(p.Requests-last) / (el - lastAt).Seconds()
+			last, lastAt = p.Requests, el
+			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// runClosed starts one goroutine per user.
+func (e *Engine) runClosed(ctx context.Context, ws []*worker, wg *sync.WaitGroup) {
+	deadline := int64(-1)
+	if e.cfg.Duration > 0 {
+		deadline = int64(e.cfg.Duration)
+	}
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.closedLoop(ctx, deadline)
+		}()
+	}
+}
+
+// runOpen dispatches arrivals from the pacer to connection workers. It
+// returns how many scheduled requests were never sent and how long sending
+// took.
+func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) (unsent int64, window time.Duration) {
+	tickets := make(chan ticket)
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range tickets {
+				w.hit(t.seq, t.intended)
+			}
+		}()
+	}
+	defer close(tickets)
+	// Arrivals that cannot be sent within a timeout of their slot (every
+	// connection stuck) are counted as unsent rather than letting a dead
+	// server stretch the run without bound.
+	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
+	defer cancel()
+	alarm, err := newAlarm(e.base)
+	if err == nil {
+		defer alarm.close()
+		defer context.AfterFunc(hard, alarm.interrupt)()
+	} else {
+		alarm = nil
+	}
+	p := e.cfg.Pacer
+	for {
+		off, ok := p.Next()
+		if !ok || (e.cfg.MaxRequests > 0 && e.seq.Load() >= e.cfg.MaxRequests) {
+			return 0, time.Since(e.base)
+		}
+		t := ticket{seq: uint64(e.seq.Load()), intended: e.baseUnix + int64(off)}
+		if !e.waitUntil(hard, alarm, int64(off)) || !handOff(hard, tickets, t) {
+			window = time.Since(e.base)
+			for unsent = 1; ; unsent++ {
+				if _, ok := p.Next(); !ok {
+					break
+				}
+			}
+			if e.cfg.MaxRequests > 0 {
+				unsent = min(unsent, e.cfg.MaxRequests-e.seq.Load())
+			}
+			return unsent, window
+		}
+		e.seq.Add(1)
+	}
+}
+
+// handOff gives a ticket to the next free connection, waiting for one when
+// all are busy: the ticket keeps its intended time, so the wait is counted.
+func handOff(ctx context.Context, tickets chan<- ticket, t ticket) bool {
+	select {
+	case tickets <- t:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (e *Engine) waitUntil(ctx context.Context, a *alarm, offset int64) bool {
+	if a != nil {
+		return a.sleepUntil(ctx, offset)
+	}
+	d := time.Duration(offset) - time.Since(e.base)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+type ticket struct {
+	seq      uint64
+	intended int64
+}
+
+// claim takes the next sequence number within MaxRequests.
+func (e *Engine) claim() (uint64, bool) {
+	n := e.seq.Add(1)
+	if e.cfg.MaxRequests > 0 && n > e.cfg.MaxRequests {
+		return 0, false
+	}
+	return uint64(n - 1), true
+}
+
+func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, window time.Duration) metrics.Summary {
+	s := metrics.Summary{
+		StartedAt:   e.base,
+		EndedAt:     end,
+		DurationS:   end.Sub(e.base).Seconds(),
+		Connections: e.cfg.Connections,
+	}
+	e.agg.CountMalformed(e.badTimes.Load(), e.dropped.Load())
+	e.agg.Fill(&s, s.DurationS)
+	s.Valid = true
+	s.AchievedRateOK = true
+	if e.cfg.Pacer != nil {
+		s.Model = "open"
+		sched := e.cfg.Pacer.Duration().Seconds()
+		s.TargetRPS = e.cfg.Pacer.Expected() / sched
+		s.Scheduled = s.Requests + unsent
+		s.Unsent = unsent
+		s.AchievedRPS = float64(s.Requests) / max(sched, window.Seconds())
+		if s.Unsent > 0 || s.AchievedRPS < 0.95*s.TargetRPS {
+			s.AchievedRateOK = false
+			s.Valid = false
+			s.Warnings = append(s.Warnings, fmt.Sprintf("achieved %.1f req/s of %.1f asked (%d never sent): the result is invalid", s.AchievedRPS, s.TargetRPS, s.Unsent))
+		}
+		if late := s.LateStarts; late > s.Requests/100 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%d requests (%.1f%%) left more than 1 ms after their slot: connections were busy or the generator lagged", late, 100*float64(late)/float64(max(s.Requests, 1))))
+		}
+	} else {
+		s.Model = "closed"
+		s.Users = e.cfg.Users
+		s.AchievedRPS = s.ThroughputRPS
+	}
+	s.GeneratorCPUS = cpu.Seconds()
+	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	if s.DurationS > 0 {
+		s.GeneratorCPUUtil = s.GeneratorCPUS / (s.DurationS * cores)
+	}
+	if s.GeneratorCPUUtil > 0.9 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the generator used %.0f%% of its %.0f core(s): it may be the bottleneck, not the server", 100*s.GeneratorCPUUtil, cores))
+	}
+	if s.ServerTimingDropped > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d Server-Timing metrics dropped (more than %d per response or too many names)", s.ServerTimingDropped, metrics.MaxTimings))
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	return s
+}
+
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// draw picks one think time.
+func (t Think) draw(r *rand.Rand) time.Duration {
+	if t.Max <= t.Min {
+		return t.Min
+	}
+	return t.Min + time.Duration(r.Int64N(int64(t.Max-t.Min)+1))
+}

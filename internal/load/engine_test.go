@@ -1,0 +1,333 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/pacer"
+	"github.com/msbench/msbench/internal/records"
+)
+
+func okServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	if h == nil {
+		h = func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Server-Timing", "app;dur=1.5, db;dur=0.25;desc=\"q\"")
+			fmt.Fprint(w, "hello")
+		}
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// near compares at the histograms' precision of 3 significant digits.
+func near(got, want float64) bool { return got >= want*0.999 && got <= want*1.001 }
+
+func run(t *testing.T, cfg Config, opts Options) metrics.Summary {
+	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Connections == 0 {
+		cfg.Connections = max(cfg.Users, 1)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func constant(t *testing.T, rate float64, d time.Duration) *pacer.Pacer {
+	t.Helper()
+	p, err := pacer.Constant(rate, d, pacer.Uniform, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestClosedModelCounts(t *testing.T) {
+	srv := okServer(t, nil)
+	target := []Target{{URL: srv.URL}}
+	tests := []struct {
+		name string
+		cfg  Config
+		want int64
+	}{
+		{"shared request budget", Config{Targets: target, Users: 7, MaxRequests: 503}, 503},
+		{"iterations per user", Config{Targets: target, Users: 3, Iterations: 11}, 33},
+		{"users share fewer connections", Config{Targets: target, Users: 8, Connections: 2, Iterations: 5}, 40},
+		{"think time", Config{Targets: target, Users: 2, Iterations: 3, Think: Think{Min: 10 * time.Millisecond, Max: 20 * time.Millisecond}}, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := run(t, tt.cfg, Options{})
+			if s.Requests != tt.want || s.Successes != tt.want {
+				t.Fatalf("requests %d, successes %d, want %d", s.Requests, s.Successes, tt.want)
+			}
+			if s.Model != "closed" || !s.Valid {
+				t.Fatalf("model %q valid %v", s.Model, s.Valid)
+			}
+			if got := s.ServerTiming["app"]; got.Count != tt.want || !near(got.P50, 1.5) {
+				t.Fatalf("server timing app = %+v, want %d samples of 1.5 ms", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClosedModelThinkTimePacesUsers(t *testing.T) {
+	srv := okServer(t, nil)
+	start := time.Now()
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 2, Iterations: 4, Think: Think{Min: 50 * time.Millisecond, Max: 50 * time.Millisecond}}, Options{})
+	// Four requests per user with three pauses between them (none after
+	// the last) take at least 150 ms.
+	if el := time.Since(start); el < 150*time.Millisecond || s.Requests != 8 {
+		t.Fatalf("%d requests in %v, want 8 in at least 150 ms", s.Requests, el)
+	}
+}
+
+func TestClosedModelDuration(t *testing.T) {
+	srv := okServer(t, nil)
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 2, Duration: 300 * time.Millisecond, Think: Think{Min: 10 * time.Millisecond, Max: 10 * time.Millisecond}}, Options{})
+	// Each user does at most one request per 10 ms pause.
+	if s.Requests < 2 || s.Requests > 2*31 {
+		t.Fatalf("%d requests in 300 ms with 10 ms pauses and 2 users", s.Requests)
+	}
+	// Users stop rather than pause past the deadline, so a little under.
+	if s.DurationS < 0.25 || s.DurationS > 5 {
+		t.Fatalf("run took %.2f s, want about 0.3 s", s.DurationS)
+	}
+}
+
+func TestOpenModelRate(t *testing.T) {
+	srv := okServer(t, nil)
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 10, Pacer: constant(t, 400, time.Second)}, Options{})
+	if s.Requests != 400 || s.Unsent != 0 {
+		t.Fatalf("sent %d (%d unsent), want 400", s.Requests, s.Unsent)
+	}
+	if !s.AchievedRateOK || s.TargetRPS != 400 {
+		t.Fatalf("achieved %.1f of %.1f req/s, ok=%v", s.AchievedRPS, s.TargetRPS, s.AchievedRateOK)
+	}
+	if s.DurationS < 0.99 {
+		t.Fatalf("400 requests at 400/s took %.3f s: sent ahead of schedule", s.DurationS)
+	}
+}
+
+func TestOpenModelRequestCap(t *testing.T) {
+	srv := okServer(t, nil)
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Pacer: constant(t, 1000, time.Second), MaxRequests: 123}, Options{})
+	if s.Requests != 123 || s.Unsent != 0 {
+		t.Fatalf("sent %d (%d unsent), want 123", s.Requests, s.Unsent)
+	}
+}
+
+// A server that stalls once for a second: arrivals keep their schedule, so
+// the stall shows in corrected latency, while the few requests that were on
+// the wire are all a closed-loop tool would have seen.
+func TestOpenModelStallShowsInCorrectedLatencyOnly(t *testing.T) {
+	var gate sync.RWMutex
+	var stalled atomic.Bool
+	var served atomic.Int64
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		if served.Add(1) == 1500 && stalled.CompareAndSwap(false, true) {
+			gate.Lock()
+			time.Sleep(time.Second)
+			gate.Unlock()
+		}
+		gate.RLock()
+		gate.RUnlock()
+		fmt.Fprint(w, "ok")
+	})
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Pacer: constant(t, 1000, 4*time.Second)}, Options{})
+	if !stalled.Load() {
+		t.Fatal("the server never stalled")
+	}
+	if s.Requests != 4000 || s.Errors == nil || len(s.Errors) != 0 {
+		t.Fatalf("requests %d errors %v, want 4000 and none", s.Requests, s.Errors)
+	}
+	t.Logf("corrected p99 %.1f ms, uncorrected p99 %.1f ms, max lag %.1f ms", s.Latency.P99, s.Uncorrected.P99, s.ScheduleLag.Max)
+	if s.Latency.P99 < 500 {
+		t.Errorf("corrected p99 %.1f ms hides a 1 s stall", s.Latency.P99)
+	}
+	if s.Uncorrected.P99 > 250 {
+		t.Errorf("uncorrected p99 %.1f ms: only the requests on the wire should see the stall", s.Uncorrected.P99)
+	}
+	if s.Uncorrected.Max < 900 {
+		t.Errorf("uncorrected max %.1f ms: the stalled request should show it", s.Uncorrected.Max)
+	}
+	if s.LateStarts < 500 {
+		t.Errorf("%d late starts: the arrivals during the stall were late", s.LateStarts)
+	}
+}
+
+func TestTimeoutIsAnErrorWithLatencyTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := okServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 2, Iterations: 2, Timeout: 150 * time.Millisecond}, Options{})
+	if s.Requests != 4 || s.Errors["timeout"] != 4 {
+		t.Fatalf("requests %d errors %v, want 4 timeouts", s.Requests, s.Errors)
+	}
+	if s.Latency.Min < 149 || s.Latency.Max > 151 {
+		t.Fatalf("timed-out latency %.1f-%.1f ms, want the 150 ms timeout", s.Latency.Min, s.Latency.Max)
+	}
+}
+
+func TestChecksCountFailuresByReason(t *testing.T) {
+	var n atomic.Int64
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		switch n.Add(1) % 4 {
+		case 0:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case 1:
+			fmt.Fprint(w, "wrong")
+		default:
+			fmt.Fprint(w, "expected text")
+		}
+	})
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 1, MaxRequests: 100, ExpectBody: []byte("expected")}, Options{})
+	if s.Successes != 50 || s.Errors["status 503"] != 25 || s.Errors["body mismatch"] != 25 {
+		t.Fatalf("successes %d errors %v", s.Successes, s.Errors)
+	}
+	if s.StatusCodes["200"] != 75 || s.StatusCodes["503"] != 25 {
+		t.Fatalf("status codes %v", s.StatusCodes)
+	}
+}
+
+func TestMalformedServerTimingIsCountedNotFatal(t *testing.T) {
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Add("Server-Timing", "good;dur=2, bad;dur=x, ;dur=1")
+		w.Header().Add("Server-Timing", "second;dur=3")
+		fmt.Fprint(w, "ok")
+	})
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 1, MaxRequests: 10}, Options{})
+	if s.Successes != 10 || s.ServerTimingMalformed != 20 {
+		t.Fatalf("successes %d malformed %d, want 10 and 20", s.Successes, s.ServerTimingMalformed)
+	}
+	if s.ServerTiming["good"].Count != 10 || !near(s.ServerTiming["second"].P50, 3) {
+		t.Fatalf("server timing %+v", s.ServerTiming)
+	}
+}
+
+// The server disappears mid-run: the load goes on, counting errors.
+func TestServerGoingAwayCountsErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		fmt.Fprint(w, "ok")
+	})}
+	go srv.Serve(ln)
+	time.AfterFunc(300*time.Millisecond, func() { srv.Close() })
+	s := run(t, Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Connections: 4, Pacer: constant(t, 200, time.Second)}, Options{})
+	if s.Requests != 200 {
+		t.Fatalf("sent %d, want all 200 scheduled", s.Requests)
+	}
+	failed := s.Requests - s.Successes
+	if s.Successes == 0 || failed == 0 || s.Successes > served.Load() {
+		t.Fatalf("successes %d failed %d served %d errors %v", s.Successes, failed, served.Load(), s.Errors)
+	}
+	if s.Errors["connection refused"] == 0 {
+		t.Fatalf("errors %v, want connection refused among them", s.Errors)
+	}
+}
+
+func TestRecordsFile(t *testing.T) {
+	srv := okServer(t, nil)
+	e, err := New(Config{Targets: []Target{{Name: "home", URL: srv.URL}}, Users: 3, Connections: 3, MaxRequests: 300, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "records.parquet")
+	w, err := records.Create(path, e.Names(), e.TargetNames())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Run(context.Background(), Options{Sink: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := records.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(rows)) != s.Requests {
+		t.Fatalf("%d rows for %d requests", len(rows), s.Requests)
+	}
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		seen[r.Seq] = true
+		if r.Target != "home" || r.Status != 200 || r.Error != "" || r.BytesIn <= 5 || r.BytesOut <= 0 {
+			t.Fatalf("row %+v", r)
+		}
+		if r.Sent < r.Intended || r.LatencyMs <= 0 || r.LatencyMs < r.ServiceMs {
+			t.Fatalf("times out of order: %+v", r)
+		}
+		if len(r.ServerTiming) != 2 || r.ServerTiming[0].Name != "app" || r.ServerTiming[1].Ms != 0.25 {
+			t.Fatalf("server timing %+v", r.ServerTiming)
+		}
+	}
+	if len(seen) != 300 {
+		t.Fatalf("%d distinct sequence numbers, want 300", len(seen))
+	}
+}
+
+func TestTargetMix(t *testing.T) {
+	var a, b atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/a", func(http.ResponseWriter, *http.Request) { a.Add(1) })
+	mux.HandleFunc("/b", func(http.ResponseWriter, *http.Request) { b.Add(1) })
+	srv := okServer(t, mux.ServeHTTP)
+	run(t, Config{Targets: []Target{{URL: srv.URL + "/a", Weight: 3}, {URL: srv.URL + "/b", Weight: 1}}, Users: 2, MaxRequests: 400}, Options{})
+	if a.Load() != 300 || b.Load() != 100 {
+		t.Fatalf("a=%d b=%d, want 300 and 100", a.Load(), b.Load())
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	good := []Target{{URL: "http://127.0.0.1:1/"}}
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"no target", Config{Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
+		{"unbounded", Config{Targets: good, Users: 1, Connections: 1, Timeout: time.Second}},
+		{"no users", Config{Targets: good, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
+		{"bad scheme", Config{Targets: []Target{{URL: "ftp://x/"}}, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
+		{"two hosts", Config{Targets: []Target{{URL: "http://a/"}, {URL: "http://b/"}}, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
+		{"think range reversed", Config{Targets: good, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1, Think: Think{Min: 2, Max: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New(tt.cfg); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}

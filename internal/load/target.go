@@ -1,0 +1,207 @@
+package load
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Target is one request the load sends, with its share of the mix.
+type Target struct {
+	Name   string
+	Method string
+	URL    string
+	Header [][2]string
+	Body   []byte
+	Weight int // relative share; 0 counts as 1
+}
+
+// FormField is one part of a multipart/form-data body.
+type FormField struct {
+	Name string
+	File string // path; when empty, Value is sent as a plain field
+	// Value is a plain field's text.
+	Value string
+}
+
+// MultipartBody encodes fields as multipart/form-data once, before the load,
+// so that every request reuses the same bytes. It returns the body and its
+// Content-Type.
+func MultipartBody(fields []FormField) ([]byte, string, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, f := range fields {
+		if f.File == "" {
+			if err := mw.WriteField(f.Name, f.Value); err != nil {
+				return nil, "", fmt.Errorf("form field %s: %w", f.Name, err)
+			}
+			continue
+		}
+		data, err := os.ReadFile(f.File)
+		if err != nil {
+			return nil, "", fmt.Errorf("form field %s: %w", f.Name, err)
+		}
+		part, err := mw.CreatePart(fileHeader(f.Name, filepath.Base(f.File), data))
+		if err != nil {
+			return nil, "", fmt.Errorf("form field %s: %w", f.Name, err)
+		}
+		if _, err := part.Write(data); err != nil {
+			return nil, "", fmt.Errorf("form field %s: %w", f.Name, err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", fmt.Errorf("multipart body: %w", err)
+	}
+	return buf.Bytes(), mw.FormDataContentType(), nil
+}
+
+// ParseFormField reads the curl-style `name=@path` or `name=value`.
+func ParseFormField(s string) (FormField, error) {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return FormField{}, fmt.Errorf("form field %q: want name=@file or name=value", s)
+	}
+	if file, isFile := strings.CutPrefix(value, "@"); isFile {
+		if file == "" {
+			return FormField{}, fmt.Errorf("form field %q: no file after @", s)
+		}
+		return FormField{Name: name, File: file}, nil
+	}
+	return FormField{Name: name, Value: value}, nil
+}
+
+func fileHeader(field, filename string, data []byte) map[string][]string {
+	quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace
+	return map[string][]string{
+		"Content-Disposition": {fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quote(field), quote(filename))},
+		"Content-Type":        {detectType(filename, data)},
+	}
+}
+
+// detectType trusts the content over the name, as a server would.
+func detectType(filename string, data []byte) string {
+	if t := http.DetectContentType(data); t != "application/octet-stream" {
+		return t
+	}
+	switch strings.ToLower(filepath.Ext(filename)) {
+	case ".json":
+		return "application/json"
+	case ".txt":
+		return "text/plain"
+	}
+	return "application/octet-stream"
+}
+
+// ValidateURL accepts absolute http and https URLs with a host.
+func ValidateURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("bad URL %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("bad URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("bad URL %q: no host", raw)
+	}
+	return u, nil
+}
+
+// prepared is a target turned into a reusable fasthttp request.
+type prepared struct {
+	req      *fasthttp.Request
+	bytesOut int64
+}
+
+func prepare(t Target) (prepared, error) {
+	if _, err := ValidateURL(t.URL); err != nil {
+		return prepared{}, err
+	}
+	req := fasthttp.AcquireRequest()
+	req.SetRequestURI(t.URL)
+	method := t.Method
+	if method == "" {
+		method = fasthttp.MethodGet
+	}
+	req.Header.SetMethod(method)
+	for _, h := range t.Header {
+		if strings.EqualFold(h[0], "Host") {
+			req.Header.SetHost(h[1])
+			continue
+		}
+		req.Header.Set(h[0], h[1])
+	}
+	if len(t.Body) > 0 {
+		req.SetBody(t.Body)
+	}
+	var wire bytes.Buffer
+	if _, err := req.WriteTo(&wire); err != nil {
+		return prepared{}, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	return prepared{req: req, bytesOut: int64(wire.Len())}, nil
+}
+
+// mix picks targets by sequence number: a table in which each target
+// appears Weight times, so the mix is exact and costs one index per request.
+type mix []uint16
+
+func newMix(targets []Target) (mix, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("no target")
+	}
+	if len(targets) > 1<<16 {
+		return nil, fmt.Errorf("%d targets: at most %d", len(targets), 1<<16)
+	}
+	g := 0
+	for _, t := range targets {
+		if t.Weight < 0 {
+			return nil, fmt.Errorf("target %s: negative weight", t.Name)
+		}
+		g = gcd(g, max(t.Weight, 1))
+	}
+	var m mix
+	for i, t := range targets {
+		for range max(t.Weight, 1) / g {
+			m = append(m, uint16(i))
+		}
+		if len(m) > 1<<20 {
+			return nil, errors.New("target weights too fine: reduce them")
+		}
+	}
+	// Interleave rather than send each target's share in a block.
+	out := make(mix, 0, len(m))
+	counts := make([]int, len(targets))
+	for _, idx := range m {
+		counts[idx]++
+	}
+	credit := make([]int, len(targets))
+	for range m {
+		best := -1
+		for i := range targets {
+			credit[i] += counts[i]
+			if best < 0 || credit[i] > credit[best] {
+				best = i
+			}
+		}
+		credit[best] -= len(m)
+		out = append(out, uint16(best))
+	}
+	return out, nil
+}
+
+func (m mix) pick(seq uint64) uint16 { return m[seq%uint64(len(m))] }
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
