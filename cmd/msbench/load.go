@@ -167,71 +167,63 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 	if _, err := load.ValidateURL(rawURL); err != nil {
 		return load.Config{}, usageError{err}
 	}
-	open := f.rate > 0 || f.stages != ""
-	switch {
-	case f.rate < 0 || math.IsNaN(f.rate) || math.IsInf(f.rate, 0):
-		return load.Config{}, usagef("--rate %v: must be a positive number", f.rate)
-	case open && f.users > 0:
-		return load.Config{}, usagef("--users is the closed model, --rate/--stages the open one: choose one")
-	case open && f.think != "":
-		return load.Config{}, usagef("--think applies to the closed model only")
-	case open && f.iterations > 0:
-		return load.Config{}, usagef("--iterations applies to the closed model only")
-	case f.stages != "" && f.duration > 0:
-		return load.Config{}, usagef("--stages sets the duration: drop --duration")
-	case f.users < 0, f.connections < 0, f.requests < 0, f.iterations < 0, f.duration < 0:
-		return load.Config{}, usagef("--users, --connections, --requests, --iterations and --duration cannot be negative")
-	case f.timeout <= 0:
+	if f.timeout <= 0 {
 		return load.Config{}, usagef("--timeout must be positive")
-	case f.body != "" && len(f.form) > 0:
+	}
+	if f.body != "" && len(f.form) > 0 {
 		return load.Config{}, usagef("--body and --form both set the body: choose one")
 	}
 	target, err := f.target(rawURL)
 	if err != nil {
 		return load.Config{}, err
 	}
-	status, err := load.ParseStatusSet(f.expectStatus)
-	if err != nil {
-		return load.Config{}, usagef("--expect-status: %v", err)
+	spec := load.Spec{
+		Open:        f.rate != 0 || f.stages != "",
+		Users:       f.users,
+		Rate:        f.rate,
+		Seed:        f.seed,
+		Connections: f.connections,
+		Duration:    f.duration,
+		Requests:    f.requests,
+		Iterations:  f.iterations,
+		Timeout:     f.timeout,
+		Targets:     []load.Target{target},
 	}
-	cfg := load.Config{
-		Targets:      []load.Target{target},
-		Connections:  f.connections,
-		Timeout:      f.timeout,
-		ExpectStatus: status,
-		ExpectBody:   []byte(f.expectBody),
-		Duration:     f.duration,
-		MaxRequests:  f.requests,
-		Iterations:   f.iterations,
+	switch f.arrivals {
+	case "uniform":
+		spec.Arrivals = pacer.Uniform
+	case "poisson":
+		spec.Arrivals = pacer.Poisson
+	default:
+		return load.Config{}, usagef("--arrivals %q: want uniform or poisson", f.arrivals)
 	}
-	if open {
-		cfg.Pacer, err = f.pacer()
-		if err != nil {
+	if f.stages != "" {
+		if spec.Stages, err = parseStages(f.stages); err != nil {
 			return load.Config{}, err
 		}
-		if cfg.Connections == 0 {
-			cfg.Connections = 100
-		}
-		return cfg, nil
 	}
-	cfg.Users = f.users
-	if cfg.Users == 0 {
-		cfg.Users = 10
-	}
-	if cfg.Connections == 0 {
-		cfg.Connections = cfg.Users
-	}
-	if cfg.Think, err = parseThink(f.think); err != nil {
+	if spec.Think, err = parseThink(f.think); err != nil {
 		return load.Config{}, err
 	}
-	if cfg.Duration == 0 && cfg.MaxRequests == 0 && cfg.Iterations == 0 {
-		cfg.Duration = 10 * time.Second
+	cfg, err := spec.Config()
+	if err != nil {
+		return load.Config{}, usageError{err}
 	}
 	return cfg, nil
 }
 
 func (f loadFlags) target(rawURL string) (load.Target, error) {
-	t := load.Target{Name: strings.ToUpper(f.method) + " " + rawURL, Method: strings.ToUpper(f.method), URL: rawURL}
+	status, err := load.ParseStatusSet(f.expectStatus)
+	if err != nil {
+		return load.Target{}, usagef("--expect-status: %v", err)
+	}
+	t := load.Target{
+		Name:         strings.ToUpper(f.method) + " " + rawURL,
+		Method:       strings.ToUpper(f.method),
+		URL:          rawURL,
+		ExpectStatus: status,
+		ExpectBody:   []byte(f.expectBody),
+	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(name) == "" {
@@ -265,39 +257,6 @@ func (f loadFlags) target(rawURL string) (load.Target, error) {
 		t.Header = append(t.Header, [2]string{"Content-Type", contentType})
 	}
 	return t, nil
-}
-
-func (f loadFlags) pacer() (*pacer.Pacer, error) {
-	var arrivals pacer.Arrivals
-	switch f.arrivals {
-	case "uniform":
-		arrivals = pacer.Uniform
-	case "poisson":
-		arrivals = pacer.Poisson
-	default:
-		return nil, usagef("--arrivals %q: want uniform or poisson", f.arrivals)
-	}
-	var stages []pacer.Stage
-	switch {
-	case f.stages != "":
-		var err error
-		if stages, err = parseStages(f.stages); err != nil {
-			return nil, err
-		}
-	case f.duration > 0:
-		stages = []pacer.Stage{{Duration: f.duration, Target: f.rate}}
-	case f.requests > 0:
-		// A count at a rate is a schedule of count/rate seconds.
-		d := time.Duration(math.Ceil(float64(f.requests) / f.rate * float64(time.Second)))
-		stages = []pacer.Stage{{Duration: d, Target: f.rate}}
-	default:
-		stages = []pacer.Stage{{Duration: 10 * time.Second, Target: f.rate}}
-	}
-	p, err := pacer.New(f.rate, stages, arrivals, f.seed)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return p, nil
 }
 
 func parseStages(s string) ([]pacer.Stage, error) {

@@ -25,11 +25,9 @@ import (
 // Config describes one load. Exactly one model applies: the open model when
 // Pacer is set, the closed model otherwise.
 type Config struct {
-	Targets      []Target
-	Connections  int           // keep-alive connections; in the open model also the most requests in flight
-	Timeout      time.Duration // per request; a timed-out request is an error with latency = Timeout
-	ExpectStatus StatusSet
-	ExpectBody   []byte // when set, a success must contain it
+	Targets     []Target
+	Connections int           // keep-alive connections; in the open model also the most requests in flight
+	Timeout     time.Duration // per request; a timed-out request is an error with latency = Timeout
 
 	// Closed model: each user sends, waits for the answer, then thinks.
 	Users      int
@@ -113,10 +111,6 @@ func New(cfg Config) (*Engine, error) {
 		if cfg.Duration <= 0 && cfg.MaxRequests <= 0 && cfg.Iterations <= 0 {
 			return nil, errors.New("the load is unbounded: give a duration, a request count or iterations")
 		}
-	}
-	var zero StatusSet
-	if cfg.ExpectStatus == zero {
-		cfg.ExpectStatus = Success2xx()
 	}
 	addr, isTLS, err := hostOf(cfg.Targets)
 	if err != nil {

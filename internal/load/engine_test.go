@@ -205,7 +205,7 @@ func TestChecksCountFailuresByReason(t *testing.T) {
 			fmt.Fprint(w, "expected text")
 		}
 	})
-	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 1, MaxRequests: 100, ExpectBody: []byte("expected")}, Options{})
+	s := run(t, Config{Targets: []Target{{URL: srv.URL, ExpectBody: []byte("expected")}}, Users: 1, MaxRequests: 100}, Options{})
 	if s.Successes != 50 || s.Errors["status 503"] != 25 || s.Errors["body mismatch"] != 25 {
 		t.Fatalf("successes %d errors %v", s.Successes, s.Errors)
 	}

@@ -22,6 +22,10 @@ type Target struct {
 	Header [][2]string
 	Body   []byte
 	Weight int // relative share; 0 counts as 1
+	// ExpectStatus lists the codes that count as success; empty means 2xx.
+	ExpectStatus StatusSet
+	// ExpectBody, when set, must occur in a successful response.
+	ExpectBody []byte
 }
 
 // FormField is one part of a multipart/form-data body.
@@ -117,8 +121,10 @@ func ValidateURL(raw string) (*url.URL, error) {
 
 // prepared is a target turned into a reusable fasthttp request.
 type prepared struct {
-	req      *fasthttp.Request
-	bytesOut int64
+	req          *fasthttp.Request
+	bytesOut     int64
+	expectStatus StatusSet
+	expectBody   []byte
 }
 
 func prepare(t Target) (prepared, error) {
@@ -146,7 +152,11 @@ func prepare(t Target) (prepared, error) {
 	if _, err := req.WriteTo(&wire); err != nil {
 		return prepared{}, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	return prepared{req: req, bytesOut: int64(wire.Len())}, nil
+	status := t.ExpectStatus
+	if status == (StatusSet{}) {
+		status = Success2xx()
+	}
+	return prepared{req: req, bytesOut: int64(wire.Len()), expectStatus: status, expectBody: t.ExpectBody}, nil
 }
 
 // mix picks targets by sequence number: a table in which each target

@@ -133,7 +133,7 @@ func (w *worker) store(seq uint64, ti uint16, intended, sent, done int64, err er
 			r.Done = sent + int64(e.cfg.Timeout)
 		}
 	} else {
-		w.check(r)
+		w.check(r, &e.targets[ti])
 	}
 	if len(w.batch) == cap(w.batch) || done-w.born >= batchAge {
 		w.flush()
@@ -141,7 +141,7 @@ func (w *worker) store(seq uint64, ti uint16, intended, sent, done int64, err er
 }
 
 // check applies the expectations and reads Server-Timing.
-func (w *worker) check(r *metrics.Record) {
+func (w *worker) check(r *metrics.Record, t *prepared) {
 	e := w.e
 	status := w.resp.StatusCode()
 	body := w.resp.Body()
@@ -152,9 +152,9 @@ func (w *worker) check(r *metrics.Record) {
 	}
 	r.BytesIn += headerBytes(&w.resp.Header)
 	switch {
-	case !e.cfg.ExpectStatus.Has(status):
+	case !t.expectStatus.Has(status):
 		r.Err = metrics.Status
-	case len(e.cfg.ExpectBody) > 0 && !bytes.Contains(body, e.cfg.ExpectBody):
+	case len(t.expectBody) > 0 && !bytes.Contains(body, t.expectBody):
 		r.Err = metrics.Body
 	}
 	w.metrics = w.metrics[:0]

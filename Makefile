@@ -1,0 +1,44 @@
+# msbench: `make run` runs the studies and writes the report; `make test`
+# runs every check. Both install what they need first.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/msbench
+# Go modules of the systems under test, each tested on its own.
+SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find services -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
+# Debian packages the tests and studies start or compare against.
+DEBIAN_PACKAGES := wrk nginx-light
+PROFILE ?= quick
+
+.PHONY: run test build deps fmt-check vet unit bench clean
+
+run: deps build
+	$(BIN) run faas-gateway --profile $(PROFILE)
+
+test: deps fmt-check vet unit
+
+build:
+	$(GO) build -o $(BIN) ./cmd/msbench
+
+deps:
+	@scripts/install-deps $(DEBIAN_PACKAGES)
+
+fmt-check:
+	@unformatted=$$(gofmt -l cmd internal services); \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-ed:"; echo "$$unformatted"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	@for m in $(SERVICE_MODULES); do echo "go vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+unit:
+	$(GO) test -count=1 ./...
+	@for m in $(SERVICE_MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
+
+# Load-engine benchmarks: allocations per request, and msbench against wrk
+# on a pinned nginx (see bench/README.md).
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/
+	bench/vs-wrk
+
+clean:
+	rm -rf bin

@@ -1,0 +1,98 @@
+package load
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/msbench/msbench/internal/pacer"
+)
+
+// Spec is a load as people write it, on a command line or in a study file;
+// Config fills in the defaults and builds the arrival schedule, so both
+// front ends mean the same thing by the same words.
+type Spec struct {
+	Open        bool // arrivals on a schedule rather than users in a loop
+	Users       int  // closed model; default 10
+	Think       Think
+	Rate        float64 // open model: requests per second; with Stages, the starting rate
+	Stages      []pacer.Stage
+	Arrivals    pacer.Arrivals
+	Seed        uint64
+	Connections int // default: one per user; 100 in the open model
+	Duration    time.Duration
+	Requests    int64
+	Iterations  int
+	Timeout     time.Duration // default 30 s
+	Targets     []Target
+}
+
+// DefaultDuration bounds a load that names no other bound.
+const DefaultDuration = 10 * time.Second
+
+// Config resolves the spec into what the engine runs.
+func (s Spec) Config() (Config, error) {
+	switch {
+	case s.Open && s.Users > 0:
+		return Config{}, errors.New("users belong to the closed model, a rate or stages to the open one: choose one")
+	case s.Open && s.Think != (Think{}):
+		return Config{}, errors.New("think time applies to the closed model only")
+	case s.Open && s.Iterations > 0:
+		return Config{}, errors.New("iterations apply to the closed model only")
+	case s.Open && len(s.Stages) > 0 && s.Duration > 0:
+		return Config{}, errors.New("stages set the duration: give one or the other")
+	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		return Config{}, errors.New("the rate must be a positive number")
+	case s.Users < 0 || s.Connections < 0 || s.Requests < 0 || s.Iterations < 0 || s.Duration < 0 || s.Timeout < 0:
+		return Config{}, errors.New("users, connections, requests, iterations, duration and timeout cannot be negative")
+	}
+	cfg := Config{
+		Targets:     s.Targets,
+		Connections: s.Connections,
+		Timeout:     s.Timeout,
+		Duration:    s.Duration,
+		MaxRequests: s.Requests,
+		Iterations:  s.Iterations,
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if s.Open {
+		p, err := s.pacer()
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Pacer = p
+		if cfg.Connections == 0 {
+			cfg.Connections = 100
+		}
+		return cfg, nil
+	}
+	cfg.Users, cfg.Think = s.Users, s.Think
+	if cfg.Users == 0 {
+		cfg.Users = 10
+	}
+	if cfg.Connections == 0 {
+		cfg.Connections = cfg.Users
+	}
+	if cfg.Duration == 0 && cfg.MaxRequests == 0 && cfg.Iterations == 0 {
+		cfg.Duration = DefaultDuration
+	}
+	return cfg, nil
+}
+
+func (s Spec) pacer() (*pacer.Pacer, error) {
+	stages := s.Stages
+	switch {
+	case len(stages) > 0:
+	case s.Duration > 0:
+		stages = []pacer.Stage{{Duration: s.Duration, Target: s.Rate}}
+	case s.Requests > 0 && s.Rate > 0:
+		// A count at a rate is a schedule of count/rate seconds.
+		d := time.Duration(math.Ceil(float64(s.Requests) / s.Rate * float64(time.Second)))
+		stages = []pacer.Stage{{Duration: d, Target: s.Rate}}
+	default:
+		stages = []pacer.Stage{{Duration: DefaultDuration, Target: s.Rate}}
+	}
+	return pacer.New(s.Rate, stages, s.Arrivals, s.Seed)
+}

@@ -1,0 +1,107 @@
+package results
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// Provenance says what produced a run, so that numbers can be trusted and
+// compared later.
+type Provenance struct {
+	Study           string            `json:"study"`
+	Profile         string            `json:"profile"`
+	StudyFile       string            `json:"study_file"`
+	GitCommit       string            `json:"git_commit"`
+	GitDirty        bool              `json:"git_dirty"`
+	CPUModel        string            `json:"cpu_model"`
+	Cores           int               `json:"cores"`
+	Kernel          string            `json:"kernel"`
+	MemoryBytes     int64             `json:"memory_bytes"`
+	Toolchains      map[string]string `json:"toolchains"`
+	Libraries       map[string]string `json:"libraries"`
+	ResourceMethod  string            `json:"resource_accounting"`
+	Builds          map[string]string `json:"builds"` // name → source hash
+	CommandLine     []string          `json:"command_line"`
+	StartedAt       time.Time         `json:"started_at"`
+	EndedAt         time.Time         `json:"ended_at,omitempty"`
+	Interrupted     bool              `json:"interrupted,omitempty"`
+	ResumedAt       []time.Time       `json:"resumed_at,omitempty"`
+	SharedDataFiles map[string]string `json:"data_files,omitempty"`
+}
+
+// Machine fills in what describes this machine and this msbench.
+func Machine(ctx context.Context, repo string) Provenance {
+	p := Provenance{
+		Cores:      runtime.NumCPU(),
+		Toolchains: map[string]string{"msbench-go": runtime.Version()},
+		Libraries:  map[string]string{},
+		Builds:     map[string]string{},
+	}
+	p.CPUModel = firstField("/proc/cpuinfo", "model name")
+	if v, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		p.Kernel = strings.TrimSpace(string(v))
+	}
+	if kb := firstField("/proc/meminfo", "MemTotal"); kb != "" {
+		var n int64
+		for _, c := range strings.TrimSuffix(kb, " kB") {
+			if c >= '0' && c <= '9' {
+				n = n*10 + int64(c-'0')
+			}
+		}
+		p.MemoryBytes = n * 1024
+	}
+	for name, args := range map[string][]string{
+		"go":    {"go", "version"},
+		"java":  {"java", "-version"},
+		"node":  {"node", "--version"},
+		"maven": {"mvn", "--version"},
+	} {
+		if v := output(ctx, "", args...); v != "" {
+			p.Toolchains[name] = v
+		}
+	}
+	p.GitCommit = output(ctx, repo, "git", "rev-parse", "HEAD")
+	p.GitDirty = output(ctx, repo, "git", "status", "--porcelain", "--untracked-files=no") != ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			p.Libraries[dep.Path] = dep.Version
+		}
+	}
+	return p
+}
+
+// output runs a version command and keeps its first line.
+func output(ctx context.Context, dir string, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
+}
+
+func firstField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

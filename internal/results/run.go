@@ -1,0 +1,152 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Layout of a run directory:
+//
+//	provenance.json          machine, toolchains, commit, study, times
+//	study.yaml               the study file as it was read
+//	state.json               which steps are done, for --resume
+//	runs/rep-N/VARIANT/STEP/ summary.json, records.parquet, warmup.json, resources.json
+//	logs/rep-N/VARIANT/      one log per service instance
+//	report.html, report.md
+type Run struct {
+	Dir string
+
+	mu    sync.Mutex
+	state State
+}
+
+// State is what --resume needs: the steps already measured and the
+// variants that failed.
+type State struct {
+	Study   string            `json:"study"`
+	Profile string            `json:"profile"`
+	Done    []string          `json:"done"`
+	Failed  map[string]string `json:"failed"`
+}
+
+// Create makes a new run directory under root.
+func Create(root, studyName, profile string, now time.Time) (*Run, error) {
+	name := studyName
+	if profile != "" {
+		name += "-" + profile
+	}
+	dir := filepath.Join(root, name+"-"+now.Format("20060102-150405"))
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	r := &Run{Dir: dir, state: State{Study: studyName, Profile: profile, Done: []string{}, Failed: map[string]string{}}}
+	return r, r.saveState()
+}
+
+// Open continues an existing run directory.
+func Open(dir string) (*Run, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
+	r := &Run{Dir: dir}
+	if err := json.Unmarshal(data, &r.state); err != nil {
+		return nil, fmt.Errorf("resume %s: state.json: %w", dir, err)
+	}
+	if r.state.Failed == nil {
+		r.state.Failed = map[string]string{}
+	}
+	return r, nil
+}
+
+// State returns a copy of the run's state.
+func (r *Run) State() State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state
+	s.Done = slices.Clone(s.Done)
+	return s
+}
+
+// UnitKey names one measured step of one variant in one repetition.
+func UnitKey(rep int, variant, step string) string {
+	return fmt.Sprintf("rep-%d/%s/%s", rep, variant, step)
+}
+
+// StepDir is where a unit's files go.
+func (r *Run) StepDir(rep int, variant, step string) string {
+	return filepath.Join(r.Dir, "runs", UnitKey(rep, variant, step))
+}
+
+// LogDir is where a variant's service logs go for one repetition.
+func (r *Run) LogDir(rep int, variant string) string {
+	return filepath.Join(r.Dir, "logs", fmt.Sprintf("rep-%d", rep), variant)
+}
+
+// IsDone reports whether a unit was measured.
+func (r *Run) IsDone(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.state.Done, key)
+}
+
+// MarkDone records a measured unit; it is written before the next begins.
+func (r *Run) MarkDone(key string) error {
+	r.mu.Lock()
+	if !slices.Contains(r.state.Done, key) {
+		r.state.Done = append(r.state.Done, key)
+	}
+	delete(r.state.Failed, key)
+	r.mu.Unlock()
+	return r.saveState()
+}
+
+// MarkFailed records why a unit (or a whole variant) could not be measured.
+func (r *Run) MarkFailed(key, why string) error {
+	r.mu.Lock()
+	r.state.Failed[key] = why
+	r.mu.Unlock()
+	return r.saveState()
+}
+
+func (r *Run) saveState() error {
+	r.mu.Lock()
+	data, err := json.MarshalIndent(r.state, "", "  ")
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return WriteFile(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
+}
+
+// ReadJSON decodes a JSON file of the run.
+func ReadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ErrNotARun says a directory holds no msbench run.
+var ErrNotARun = errors.New("not an msbench results directory (no state.json)")
+
+// Check verifies dir is a run directory.
+func Check(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "state.json")); err != nil {
+		return fmt.Errorf("%s: %w", dir, ErrNotARun)
+	}
+	return nil
+}

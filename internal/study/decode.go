@@ -1,0 +1,229 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FieldError locates one mistake in a study file.
+type FieldError struct {
+	File  string
+	Line  int
+	Field string // dotted path, e.g. load.steps[2].users
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// decoder walks a YAML tree by hand so that every error can name the file,
+// the line and the field, and so that all mistakes are reported at once.
+type decoder struct {
+	file string
+	errs []error
+	refs []ref // placeholders seen, checked once every name is known
+}
+
+func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.errs = append(d.errs, &FieldError{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) err() error {
+	slices.SortStableFunc(d.errs, func(a, b error) int {
+		var fa, fb *FieldError
+		if errors.As(a, &fa) && errors.As(b, &fb) {
+			return fa.Line - fb.Line
+		}
+		return 0
+	})
+	return errors.Join(d.errs...)
+}
+
+// entry is one key of a mapping, in file order.
+type entry struct {
+	key   string
+	keyN  *yaml.Node
+	value *yaml.Node
+}
+
+// mapping returns a mapping's entries, reporting keys outside allowed (a
+// typo must not be silently ignored) and duplicates.
+func (d *decoder) mapping(n *yaml.Node, field string, allowed ...string) []entry {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, field, "want a mapping of keys to values, got %s", kindName(n))
+		return nil
+	}
+	var out []entry
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := join(field, k.Value)
+		switch {
+		case seen[k.Value]:
+			d.errorf(k, name, "given twice")
+			continue
+		case allowed != nil && !slices.Contains(allowed, k.Value):
+			d.errorf(k, name, "unknown field (known: %s)", strings.Join(allowed, ", "))
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, entry{key: k.Value, keyN: k, value: v})
+	}
+	return out
+}
+
+func (d *decoder) sequence(n *yaml.Node, field string) []*yaml.Node {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, field, "want a list, got %s", kindName(n))
+		return nil
+	}
+	return n.Content
+}
+
+func (d *decoder) str(n *yaml.Node, field string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.errorf(n, field, "want a string, got %s", kindName(n))
+		return ""
+	}
+	return n.Value
+}
+
+func (d *decoder) nonEmpty(n *yaml.Node, field string) string {
+	s := d.str(n, field)
+	if n.Kind == yaml.ScalarNode && strings.TrimSpace(s) == "" {
+		d.errorf(n, field, "must not be empty")
+	}
+	return s
+}
+
+func (d *decoder) oneOf(n *yaml.Node, field string, choices ...string) string {
+	s := d.str(n, field)
+	if n.Kind == yaml.ScalarNode && !slices.Contains(choices, s) {
+		d.errorf(n, field, "%q is not one of %s", s, strings.Join(choices, ", "))
+	}
+	return s
+}
+
+func (d *decoder) integer(n *yaml.Node, field string, min int64) int64 {
+	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+	if n.Kind != yaml.ScalarNode || err != nil {
+		d.errorf(n, field, "want a whole number, got %q", n.Value)
+		return 0
+	}
+	if v < min {
+		d.errorf(n, field, "want at least %d, got %d", min, v)
+	}
+	return v
+}
+
+func (d *decoder) number(n *yaml.Node, field string, min float64) float64 {
+	v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		d.errorf(n, field, "want a number, got %q", n.Value)
+		return 0
+	}
+	if v < min {
+		d.errorf(n, field, "want at least %v, got %v", min, v)
+	}
+	return v
+}
+
+func (d *decoder) duration(n *yaml.Node, field string) time.Duration {
+	v, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil {
+		d.errorf(n, field, "want a duration such as 30s or 1m30s, got %q", n.Value)
+		return 0
+	}
+	if v <= 0 {
+		d.errorf(n, field, "want a positive duration, got %s", n.Value)
+	}
+	return v
+}
+
+func (d *decoder) boolean(n *yaml.Node, field string) bool {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
+		d.errorf(n, field, "want true or false, got %q", n.Value)
+	}
+	return b
+}
+
+// bytesSize reads sizes such as 256MiB, 1G or a plain byte count.
+func (d *decoder) bytesSize(n *yaml.Node, field string) int64 {
+	s := strings.TrimSpace(n.Value)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if n.Kind != yaml.ScalarNode || err != nil || v <= 0 {
+		d.errorf(n, field, "want a size such as 256MiB or 1GiB, got %q", n.Value)
+		return 0
+	}
+	return int64(v * float64(mult))
+}
+
+// strings reads a list of strings, or one string as a list of one.
+func (d *decoder) strs(n *yaml.Node, field string) []string {
+	if n.Kind == yaml.ScalarNode {
+		return []string{d.str(n, field)}
+	}
+	var out []string
+	for i, c := range d.sequence(n, field) {
+		out = append(out, d.str(c, fmt.Sprintf("%s[%d]", field, i)))
+	}
+	return out
+}
+
+// pairs reads a mapping of strings, keeping file order.
+func (d *decoder) pairs(n *yaml.Node, field string) [][2]string {
+	var out [][2]string
+	for _, e := range d.mapping(n, field) {
+		out = append(out, [2]string{e.key, d.str(e.value, join(field, e.key))})
+	}
+	return out
+}
+
+func join(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}

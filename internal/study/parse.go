@@ -1,0 +1,563 @@
+package study
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Find resolves a study name (a file in dir) or a path to a study file.
+func Find(dir, nameOrFile string) (string, error) {
+	if strings.ContainsAny(nameOrFile, "/.") {
+		if _, err := os.Stat(nameOrFile); err != nil {
+			return "", fmt.Errorf("study file: %w", err)
+		}
+		return nameOrFile, nil
+	}
+	for _, ext := range []string{".yaml", ".yml"} {
+		p := filepath.Join(dir, nameOrFile+ext)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	known, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	for i, k := range known {
+		known[i] = strings.TrimSuffix(filepath.Base(k), ".yaml")
+	}
+	return "", fmt.Errorf("no study %q in %s (known: %s)", nameOrFile, dir, strings.Join(known, ", "))
+}
+
+// Load reads a study file and applies the named profile ("" for none).
+func Load(path, profile string) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read study: %w", err)
+	}
+	return Parse(path, data, profile)
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// Parse reads a study from data; file names it in errors.
+func Parse(file string, data []byte, profile string) (*Study, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		line := 0
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return nil, &FieldError{File: file, Line: line, Field: "(syntax)", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	d := &decoder{file: file}
+	if len(root.Content) == 0 {
+		d.errorf(&root, "(file)", "empty study file")
+		return nil, d.err()
+	}
+	doc := root.Content[0]
+	s := &Study{File: file, Repetitions: 1}
+	var profiles *yaml.Node
+	present := map[string]bool{}
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "services", "variants", "load", "repetitions", "profiles", "paper") {
+		present[e.key] = true
+		switch e.key {
+		case "study":
+			s.Name = d.nonEmpty(e.value, "study")
+		case "title":
+			s.Title = d.str(e.value, "title")
+		case "source":
+			s.Source = d.str(e.value, "source")
+		case "builds":
+			s.Builds = d.builds(e.value)
+		case "services":
+			s.Services = d.services(e.value)
+		case "variants":
+			s.Variants = d.axes(e.value)
+		case "load":
+			s.Load = d.load(e.value)
+		case "repetitions":
+			s.Repetitions = int(d.integer(e.value, "repetitions", 1))
+		case "profiles":
+			profiles = e.value
+		case "paper":
+			if err := e.value.Decode(&s.Paper); err != nil {
+				d.errorf(e.value, "paper", "%v", err)
+			}
+		}
+	}
+	for _, req := range []string{"study", "services", "load"} {
+		if !present[req] {
+			d.errorf(doc, req, "missing: a study needs study, services and load")
+		}
+	}
+	if len(d.errs) == 0 {
+		d.applyProfile(s, profiles, profile)
+	}
+	if len(d.errs) == 0 {
+		d.check(s)
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	if profile == "" {
+		// A profile nobody ran today must not hide a mistake until the day
+		// somebody does.
+		for _, p := range s.Profiles {
+			if _, err := Parse(file, data, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+func (d *decoder) builds(n *yaml.Node) []*Build {
+	var out []*Build
+	for _, e := range d.mapping(n, "builds") {
+		f := join("builds", e.key)
+		b := &Build{Name: e.key}
+		for _, be := range d.mapping(e.value, f, "dir", "command", "ignore") {
+			bf := join(f, be.key)
+			switch be.key {
+			case "dir":
+				b.Dir = d.nonEmpty(be.value, bf)
+				if filepath.IsAbs(b.Dir) || strings.HasPrefix(filepath.Clean(b.Dir), "..") {
+					d.errorf(be.value, bf, "must be a path inside the repository")
+				}
+			case "command":
+				b.Command = d.nonEmpty(be.value, bf)
+				d.placeholders(be.value, bf, b.Command)
+			case "ignore":
+				b.Ignore = d.strs(be.value, bf)
+			}
+		}
+		if b.Dir == "" || b.Command == "" {
+			d.errorf(e.value, f, "a build needs dir and command")
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func (d *decoder) services(n *yaml.Node) []*Service {
+	var out []*Service
+	for _, e := range d.mapping(n, "services") {
+		f := join("services", e.key)
+		svc := &Service{Name: e.key, Replicas: 1, Ready: Ready{Timeout: 60 * time.Second}}
+		for _, se := range d.mapping(e.value, f, "build", "command", "dir", "env", "after", "ready", "replicas", "limits", "user") {
+			sf := join(f, se.key)
+			switch se.key {
+			case "build":
+				svc.Build = d.nonEmpty(se.value, sf)
+			case "command":
+				svc.Command = d.nonEmpty(se.value, sf)
+				d.placeholders(se.value, sf, svc.Command)
+			case "dir":
+				svc.Dir = d.nonEmpty(se.value, sf)
+			case "env":
+				svc.Env = d.pairs(se.value, sf)
+				for i, kv := range svc.Env {
+					d.placeholders(se.value.Content[2*i+1], join(sf, kv[0]), kv[1])
+				}
+			case "after":
+				svc.After = d.strs(se.value, sf)
+			case "ready":
+				svc.Ready = d.ready(se.value, sf)
+			case "replicas":
+				svc.Replicas = int(d.integer(se.value, sf, 1))
+			case "limits":
+				svc.Limits = d.limits(se.value, sf)
+			case "user":
+				svc.User = d.nonEmpty(se.value, sf)
+			}
+		}
+		if svc.Command == "" {
+			d.errorf(e.value, f, "a service needs a command")
+		}
+		out = append(out, svc)
+	}
+	if n.Kind == yaml.MappingNode && len(out) == 0 {
+		d.errorf(n, "services", "no service")
+	}
+	return out
+}
+
+func (d *decoder) ready(n *yaml.Node, field string) Ready {
+	r := Ready{Timeout: 60 * time.Second}
+	for _, e := range d.mapping(n, field, "http", "tcp", "timeout") {
+		f := join(field, e.key)
+		switch e.key {
+		case "http":
+			r.HTTP = d.nonEmpty(e.value, f)
+			d.placeholders(e.value, f, r.HTTP)
+		case "tcp":
+			r.TCP = d.nonEmpty(e.value, f)
+			d.placeholders(e.value, f, r.TCP)
+		case "timeout":
+			r.Timeout = d.duration(e.value, f)
+		}
+	}
+	if (r.HTTP == "") == (r.TCP == "") {
+		d.errorf(n, field, "give exactly one of http or tcp")
+	}
+	return r
+}
+
+func (d *decoder) limits(n *yaml.Node, field string) Limits {
+	var l Limits
+	for _, e := range d.mapping(n, field, "cpus", "memory") {
+		f := join(field, e.key)
+		switch e.key {
+		case "cpus":
+			l.CPUs = d.number(e.value, f, 0.01)
+		case "memory":
+			l.MemoryBytes = d.bytesSize(e.value, f)
+		}
+	}
+	return l
+}
+
+var axisName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func (d *decoder) axes(n *yaml.Node) []Axis {
+	var out []Axis
+	for _, e := range d.mapping(n, "variants") {
+		f := join("variants", e.key)
+		if !axisName.MatchString(e.key) || reserved[e.key] {
+			d.errorf(e.keyN, f, "an axis name is lower case letters, digits and _, and not one of the placeholders %s", reservedList())
+		}
+		ax := Axis{Name: e.key, Values: d.strs(e.value, f)}
+		if len(ax.Values) == 0 {
+			d.errorf(e.value, f, "an axis needs at least one value")
+		}
+		for i, v := range ax.Values {
+			if v == "" || strings.ContainsAny(v, "/ \t{}") {
+				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q: a value names directories, so no spaces, slashes or braces", v)
+			}
+			if slices.Index(ax.Values, v) != i {
+				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q given twice", v)
+			}
+		}
+		out = append(out, ax)
+	}
+	return out
+}
+
+func (d *decoder) load(n *yaml.Node) Plan {
+	var l Plan
+	for _, e := range d.mapping(n, "load", "service", "steps") {
+		f := join("load", e.key)
+		switch e.key {
+		case "service":
+			l.Service = d.nonEmpty(e.value, f)
+		case "steps":
+			for i, sn := range d.sequence(e.value, f) {
+				st := d.step(sn, fmt.Sprintf("%s[%d]", f, i), &Step{Model: "closed", Arrivals: "uniform", Timeout: 30 * time.Second, line: sn.Line})
+				l.Steps = append(l.Steps, st)
+			}
+		}
+	}
+	if l.Service == "" {
+		d.errorf(n, "load.service", "missing: which service receives the load")
+	}
+	if len(l.Steps) == 0 {
+		d.errorf(n, "load.steps", "missing: at least one step")
+	}
+	return l
+}
+
+var stepFields = []string{"name", "model", "users", "rate", "stages", "arrivals", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
+
+// step sets on st the fields n gives, so that a profile can override some.
+func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
+	for _, e := range d.mapping(n, field, stepFields...) {
+		f := join(field, e.key)
+		v := e.value
+		switch e.key {
+		case "name":
+			st.Name = d.nonEmpty(v, f)
+		case "model":
+			st.Model = d.oneOf(v, f, "closed", "open")
+		case "users":
+			st.Users = int(d.integer(v, f, 1))
+		case "rate":
+			st.Rate = d.number(v, f, 0)
+		case "stages":
+			st.Stages = nil
+			for i, sn := range d.sequence(v, f) {
+				sf := fmt.Sprintf("%s[%d]", f, i)
+				var sg Stage
+				for _, se := range d.mapping(sn, sf, "duration", "rate") {
+					if se.key == "duration" {
+						sg.Duration = d.duration(se.value, join(sf, se.key))
+					} else {
+						sg.Rate = d.number(se.value, join(sf, se.key), 0)
+					}
+				}
+				if sg.Duration == 0 {
+					d.errorf(sn, sf, "a stage needs a duration")
+				}
+				st.Stages = append(st.Stages, sg)
+			}
+		case "arrivals":
+			st.Arrivals = d.oneOf(v, f, "uniform", "poisson")
+		case "think":
+			st.Think = d.think(v, f)
+		case "connections":
+			st.Connections = int(d.integer(v, f, 1))
+		case "duration":
+			st.Duration = d.duration(v, f)
+		case "requests":
+			st.Requests = d.integer(v, f, 1)
+		case "iterations":
+			st.Iterations = int(d.integer(v, f, 1))
+		case "timeout":
+			st.Timeout = d.duration(v, f)
+		case "pause":
+			st.Pause = d.duration(v, f)
+		case "warmup":
+			st.Warmup = Warmup{}
+			for _, we := range d.mapping(v, f, "duration", "requests") {
+				if we.key == "duration" {
+					st.Warmup.Duration = d.duration(we.value, join(f, we.key))
+				} else {
+					st.Warmup.Requests = d.integer(we.value, join(f, we.key), 1)
+				}
+			}
+		case "targets":
+			st.Targets = nil
+			for i, tn := range d.sequence(v, f) {
+				st.Targets = append(st.Targets, d.target(tn, fmt.Sprintf("%s[%d]", f, i)))
+			}
+		}
+	}
+	return st
+}
+
+func (d *decoder) think(n *yaml.Node, field string) [2]time.Duration {
+	lo, hi, isRange := strings.Cut(n.Value, "-")
+	a, err1 := time.ParseDuration(strings.TrimSpace(lo))
+	b, err2 := a, error(nil)
+	if isRange {
+		b, err2 = time.ParseDuration(strings.TrimSpace(hi))
+	}
+	if n.Kind != yaml.ScalarNode || err1 != nil || err2 != nil || a < 0 || b < a {
+		d.errorf(n, field, "want a duration (1s) or a range (500ms-1s), got %q", n.Value)
+	}
+	return [2]time.Duration{a, b}
+}
+
+func (d *decoder) target(n *yaml.Node, field string) *Target {
+	t := &Target{Method: "GET", Weight: 1, ExpectStatus: "2xx"}
+	for _, e := range d.mapping(n, field, "name", "method", "path", "headers", "body", "form", "weight", "expect_status", "expect_body") {
+		f := join(field, e.key)
+		switch e.key {
+		case "name":
+			t.Name = d.nonEmpty(e.value, f)
+		case "method":
+			t.Method = strings.ToUpper(d.nonEmpty(e.value, f))
+		case "path":
+			t.Path = d.nonEmpty(e.value, f)
+			if !strings.HasPrefix(t.Path, "/") {
+				d.errorf(e.value, f, "a path starts with /, got %q", t.Path)
+			}
+			d.placeholders(e.value, f, t.Path)
+		case "headers":
+			t.Header = d.pairs(e.value, f)
+		case "body":
+			t.Body = d.str(e.value, f)
+		case "form":
+			t.Form = d.pairs(e.value, f)
+		case "weight":
+			t.Weight = int(d.integer(e.value, f, 1))
+		case "expect_status":
+			t.ExpectStatus = d.nonEmpty(e.value, f)
+		case "expect_body":
+			t.ExpectBody = d.str(e.value, f)
+		}
+	}
+	if t.Path == "" {
+		d.errorf(n, field, "a target needs a path")
+	}
+	if t.Name == "" {
+		t.Name = t.Method + " " + t.Path
+	}
+	return t
+}
+
+// applyProfile overlays a named profile: repetitions, a subset of the
+// variants, and per-step overrides.
+func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
+	entries := d.mapping(profiles, "profiles")
+	for _, e := range entries {
+		s.Profiles = append(s.Profiles, e.key)
+	}
+	if name == "" {
+		return
+	}
+	for _, e := range entries {
+		if e.key != name {
+			continue
+		}
+		s.Profile = name
+		f := join("profiles", name)
+		for _, pe := range d.mapping(e.value, f, "repetitions", "variants", "steps") {
+			pf := join(f, pe.key)
+			switch pe.key {
+			case "repetitions":
+				s.Repetitions = int(d.integer(pe.value, pf, 1))
+			case "variants":
+				d.subsetVariants(s, pe.value, pf)
+			case "steps":
+				d.overrideSteps(s, pe.value, pf)
+			}
+		}
+		return
+	}
+	d.errs = append(d.errs, fmt.Errorf("%s: no profile %q (profiles: %s)", d.file, name, strings.Join(s.Profiles, ", ")))
+}
+
+func (d *decoder) subsetVariants(s *Study, n *yaml.Node, field string) {
+	for _, e := range d.mapping(n, field) {
+		f := join(field, e.key)
+		i := slices.IndexFunc(s.Variants, func(a Axis) bool { return a.Name == e.key })
+		if i < 0 {
+			d.errorf(e.keyN, f, "no such axis in variants")
+			continue
+		}
+		vals := d.strs(e.value, f)
+		for _, v := range vals {
+			if !slices.Contains(s.Variants[i].Values, v) {
+				d.errorf(e.value, f, "%q is not a value of axis %s", v, e.key)
+			}
+		}
+		s.Variants[i].Values = vals
+	}
+}
+
+func (d *decoder) overrideSteps(s *Study, n *yaml.Node, field string) {
+	for _, e := range d.mapping(n, field) {
+		i := slices.IndexFunc(s.Load.Steps, func(st *Step) bool { return st.Name == e.key })
+		if i < 0 {
+			d.errorf(e.keyN, join(field, e.key), "no step of that name in load.steps")
+			continue
+		}
+		d.step(e.value, join(field, e.key), s.Load.Steps[i])
+	}
+}
+
+// check validates what spans fields: references, models and bounds.
+func (d *decoder) check(s *Study) {
+	for _, svc := range s.Services {
+		f := join("services", svc.Name)
+		if svc.Build != "" && s.Build(svc.Build) == nil {
+			d.errorf(nil, join(f, "build"), "no build named %q", svc.Build)
+		}
+		for _, a := range svc.After {
+			if s.Service(a) == nil || a == svc.Name {
+				d.errorf(nil, join(f, "after"), "no other service named %q", a)
+			}
+		}
+	}
+	if err := cycle(s); err != nil {
+		d.errs = append(d.errs, fmt.Errorf("%s: services: %w", d.file, err))
+	}
+	if s.Load.Service != "" && s.Service(s.Load.Service) == nil {
+		d.errorf(nil, "load.service", "no service named %q", s.Load.Service)
+	}
+	names := map[string]bool{}
+	for i, st := range s.Load.Steps {
+		f := fmt.Sprintf("load.steps[%d]", i)
+		if st.Name == "" {
+			d.errorf(&yaml.Node{Line: st.line}, f, "a step needs a name")
+		} else if names[st.Name] {
+			d.errorf(&yaml.Node{Line: st.line}, f, "step name %q used twice", st.Name)
+		}
+		names[st.Name] = true
+		if msg := st.problem(); msg != "" {
+			d.errorf(&yaml.Node{Line: st.line}, f, "%s", msg)
+		}
+	}
+	d.checkPlaceholders(s)
+}
+
+// problem explains why a step cannot run, or returns "".
+func (st *Step) problem() string {
+	switch {
+	case len(st.Targets) == 0:
+		return "no targets"
+	case st.Model == "closed" && (st.Rate > 0 || len(st.Stages) > 0):
+		return "rate and stages belong to model: open"
+	case st.Model == "closed" && st.Users == 0:
+		return "the closed model needs users"
+	case st.Model == "closed" && st.Duration == 0 && st.Requests == 0 && st.Iterations == 0:
+		return "unbounded: give duration, requests or iterations"
+	case st.Model == "open" && st.Users > 0:
+		return "users belong to model: closed (the open model uses rate and connections)"
+	case st.Model == "open" && st.Rate == 0 && len(st.Stages) == 0:
+		return "the open model needs rate or stages"
+	case st.Model == "open" && len(st.Stages) > 0 && st.Duration > 0:
+		return "stages set the duration: drop duration"
+	case st.Model == "open" && st.Iterations > 0:
+		return "iterations belong to model: closed"
+	}
+	return ""
+}
+
+func cycle(s *Study) error {
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(name string, path []string) error
+	visit = func(name string, path []string) error {
+		switch state[name] {
+		case 1:
+			return fmt.Errorf("start order has a cycle: %s", strings.Join(append(path, name), " → "))
+		case 2:
+			return nil
+		}
+		state[name] = 1
+		if svc := s.Service(name); svc != nil {
+			for _, a := range svc.After {
+				if err := visit(a, append(path, name)); err != nil {
+					return err
+				}
+			}
+		}
+		state[name] = 2
+		return nil
+	}
+	for _, svc := range s.Services {
+		if err := visit(svc.Name, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StartOrder lists services so that each comes after those it waits for.
+func (s *Study) StartOrder() []*Service {
+	var out []*Service
+	done := map[string]bool{}
+	var add func(*Service)
+	add = func(svc *Service) {
+		if done[svc.Name] {
+			return
+		}
+		done[svc.Name] = true
+		for _, a := range svc.After {
+			if dep := s.Service(a); dep != nil {
+				add(dep)
+			}
+		}
+		out = append(out, svc)
+	}
+	for _, svc := range s.Services {
+		add(svc)
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package study
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const valid = `study: demo
+builds:
+  app: {dir: services/demo, command: "go build -o {out}/ ./..."}
+services:
+  db:
+    command: "sleep 100"
+    ready: {tcp: "{addr}"}
+  api:
+    build: app
+    command: "{build.app}/api-{lang}"
+    env: {ADDR: "{addr}", DB: "{service.db.addr}", MODE: "{mode}"}
+    after: [db]
+    replicas: 2
+    limits: {cpus: 1.5, memory: 256MiB}
+    ready: {http: "http://{addr}/healthz", timeout: 10s}
+variants:
+  lang: [go, java]
+  mode: [a, b, c]
+load:
+  service: api
+  steps:
+    - name: warm
+      users: 10
+      think: 500ms-1s
+      iterations: 10
+      targets: [{path: /, expect_status: "200"}]
+    - name: rate
+      model: open
+      rate: 50.5
+      duration: 1m
+      warmup: {duration: 5s}
+      targets:
+        - {path: /a, weight: 3}
+        - {name: upload, method: post, path: /b, form: {image: "@x.png"}}
+repetitions: 3
+profiles:
+  quick:
+    repetitions: 1
+    variants: {mode: [a]}
+    steps:
+      rate: {duration: 5s, rate: 10}
+  paper: {}
+`
+
+func TestParseValid(t *testing.T) {
+	s, err := Parse("demo.yaml", []byte(valid), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "demo" || s.Repetitions != 3 || len(s.Matrix()) != 6 {
+		t.Fatalf("study %q reps %d variants %d", s.Name, s.Repetitions, len(s.Matrix()))
+	}
+	api := s.Service("api")
+	if api.Replicas != 2 || api.Limits.CPUs != 1.5 || api.Limits.MemoryBytes != 256<<20 || api.Ready.Timeout != 10*time.Second {
+		t.Fatalf("api %+v", api)
+	}
+	if order := s.StartOrder(); order[0].Name != "db" || order[1].Name != "api" {
+		t.Fatalf("start order %s, %s", order[0].Name, order[1].Name)
+	}
+	warm, rate := s.Load.Steps[0], s.Load.Steps[1]
+	if warm.Think != [2]time.Duration{500 * time.Millisecond, time.Second} || warm.Model != "closed" {
+		t.Fatalf("warm step %+v", warm)
+	}
+	if rate.Rate != 50.5 || rate.Targets[1].Method != "POST" || rate.Targets[0].Weight != 3 || rate.Warmup.Duration != 5*time.Second {
+		t.Fatalf("rate step %+v", rate)
+	}
+	if got := s.Matrix()[1].Key(); got != "go-b" {
+		t.Fatalf("second variant %q, want go-b", got)
+	}
+}
+
+func TestProfileOverlay(t *testing.T) {
+	s, err := Parse("demo.yaml", []byte(valid), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := s.Load.Steps[1]
+	if s.Repetitions != 1 || len(s.Matrix()) != 2 || rate.Duration != 5*time.Second || rate.Rate != 10 || len(rate.Targets) != 2 {
+		t.Fatalf("reps %d variants %d step %+v", s.Repetitions, len(s.Matrix()), rate)
+	}
+	if _, err := Parse("demo.yaml", []byte(valid), "nope"); err == nil || !strings.Contains(err.Error(), `no profile "nope" (profiles: quick, paper)`) {
+		t.Fatalf("unknown profile: %v", err)
+	}
+}
+
+func TestErrorsNameFileLineAndField(t *testing.T) {
+	tests := []struct {
+		name    string
+		replace [2]string // applied to valid
+		want    string
+	}{
+		{"unknown field", [2]string{"replicas: 2", "replica: 2"}, "demo.yaml:13: services.api.replica: unknown field"},
+		{"bad number", [2]string{"users: 10", "users: many"}, `demo.yaml:23: load.steps[0].users: want a whole number, got "many"`},
+		{"zero users", [2]string{"users: 10", "users: 0"}, "demo.yaml:23: load.steps[0].users: want at least 1"},
+		{"bad duration", [2]string{"duration: 1m", "duration: forever"}, `demo.yaml:30: load.steps[1].duration: want a duration`},
+		{"bad memory", [2]string{"memory: 256MiB", "memory: lots"}, "demo.yaml:14: services.api.limits.memory: want a size"},
+		{"bad model", [2]string{"model: open", "model: half-open"}, `demo.yaml:28: load.steps[1].model: "half-open" is not one of closed, open`},
+		{"unknown build", [2]string{"build: app", "build: ap"}, `services.api.build: no build named "ap"`},
+		{"unknown after", [2]string{"after: [db]", "after: [dbx]"}, `services.api.after: no other service named "dbx"`},
+		{"unknown placeholder", [2]string{"{service.db.addr}", "{service.dbx.addr}"}, "demo.yaml:11: services.api.env.DB: {service.dbx.addr}"},
+		{"unknown axis", [2]string{"api-{lang}", "api-{language}"}, "demo.yaml:10: services.api.command: {language}: unknown placeholder"},
+		{"out outside build", [2]string{`ADDR: "{addr}"`, `ADDR: "{out}"`}, "{out} exists only in build commands"},
+		{"no ready", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {}"}, "services.db.ready: give exactly one of http or tcp"},
+		{"open with users", [2]string{"rate: 50.5", "rate: 50.5\n      users: 3"}, "load.steps[1]: users belong to model: closed"},
+		{"unbounded", [2]string{"iterations: 10", "connections: 10"}, "load.steps[0]: unbounded"},
+		{"path without slash", [2]string{"path: /a,", "path: a,"}, "a path starts with /"},
+		{"profile unknown step", [2]string{"rate: {duration: 5s", "rat: {duration: 5s"}, "profiles.quick.steps.rat: no step of that name"},
+		{"profile unknown value", [2]string{"mode: [a]", "mode: [z]"}, `profiles.quick.variants.mode: "z" is not a value of axis mode`},
+		{"syntax", [2]string{"lang: [go, java]", "lang: [go, java"}, "demo.yaml:"},
+		{"cycle", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {tcp: \"{addr}\"}\n    after: [api]"}, "start order has a cycle"},
+		{"duplicate key", [2]string{"repetitions: 3", "repetitions: 3\nrepetitions: 4"}, "repetitions: given twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := strings.Replace(valid, tt.replace[0], tt.replace[1], 1)
+			if text == valid {
+				t.Fatalf("replacement %q not found", tt.replace[0])
+			}
+			_, err := Parse("demo.yaml", []byte(text), "")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v\nwant it to contain %q", err, tt.want)
+			}
+			var fe *FieldError
+			if tt.name != "cycle" && !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a FieldError", err)
+			}
+		})
+	}
+}
+
+func TestAllErrorsAtOnce(t *testing.T) {
+	text := strings.NewReplacer("users: 10", "users: x", "rate: 50.5", "rate: y").Replace(valid)
+	_, err := Parse("demo.yaml", []byte(text), "")
+	if err == nil || !strings.Contains(err.Error(), "users") || !strings.Contains(err.Error(), "rate") {
+		t.Fatalf("want both mistakes reported, got %v", err)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	got, err := Expand("{build.app}/api-{lang} --listen {addr}", map[string]string{"build.app": "/b", "lang": "go", "addr": "127.0.0.1:9"})
+	if err != nil || got != "/b/api-go --listen 127.0.0.1:9" {
+		t.Fatalf("%q %v", got, err)
+	}
+	if _, err := Expand("{port} ${HOME}", map[string]string{}); err == nil || !strings.Contains(err.Error(), "{port}") {
+		t.Fatalf("missing value: %v", err)
+	}
+}
+
+func TestShippedStudiesAreValid(t *testing.T) {
+	files, err := filepath.Glob("../../studies/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no study files: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse(f, data, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.Profiles {
+			if _, err := Parse(f, data, p); err != nil {
+				t.Errorf("profile %s: %v", p, err)
+			}
+		}
+	}
+}

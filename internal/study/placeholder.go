@@ -1,0 +1,105 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Placeholders in braces are filled in when a service starts, so that no
+// study hard-codes a port or a path:
+//
+//	{port} {addr} {host}      this service instance's loopback port and address
+//	{replica}                 this instance's index, from 0
+//	{tmp}                     a private temporary directory of this instance
+//	{out}                     (build commands) the artifact directory
+//	{build.NAME}              a build's artifact directory
+//	{service.NAME.addr}       another service's address (first replica);
+//	{service.NAME.addrs}      all replicas' addresses, comma-separated;
+//	{service.NAME.port}       and its port
+//	{root} {data}             the repository root; the shared data directory
+//	{AXIS}                    the variant's value on that axis, e.g. {framework}
+var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*(?:\.[a-z0-9_-]+)*)\}`)
+
+// reserved names cannot be axis names.
+var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "root": true, "data": true}
+
+func reservedList() string {
+	var names []string
+	for k := range reserved {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+type ref struct {
+	line  int
+	field string
+	name  string
+}
+
+func (d *decoder) placeholders(n *yaml.Node, field, text string) {
+	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+		d.refs = append(d.refs, ref{line: n.Line, field: field, name: m[1]})
+	}
+}
+
+func (d *decoder) checkPlaceholders(s *Study) {
+	for _, r := range d.refs {
+		if msg := s.unknownPlaceholder(r.name, strings.HasPrefix(r.field, "builds.")); msg != "" {
+			d.errorf(&yaml.Node{Line: r.line}, r.field, "{%s}: %s", r.name, msg)
+		}
+	}
+}
+
+func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
+	parts := strings.Split(name, ".")
+	switch {
+	case name == "out":
+		if !inBuild {
+			return "{out} exists only in build commands"
+		}
+		return ""
+	case name == "root" || name == "data":
+		return ""
+	case inBuild:
+		return "build commands know only {out}, {root} and {data}"
+	case len(parts) == 1 && reserved[name]:
+		return ""
+	case parts[0] == "build":
+		if len(parts) != 2 || s.Build(parts[1]) == nil {
+			return "no such build"
+		}
+		return ""
+	case parts[0] == "service":
+		if len(parts) != 3 || s.Service(parts[1]) == nil || !slices.Contains([]string{"addr", "addrs", "port"}, parts[2]) {
+			return "want {service.NAME.addr}, {service.NAME.addrs} or {service.NAME.port} of a declared service"
+		}
+		return ""
+	case len(parts) == 1 && slices.ContainsFunc(s.Variants, func(a Axis) bool { return a.Name == name }):
+		return ""
+	}
+	return "unknown placeholder (see the study file documentation)"
+}
+
+// Expand fills in placeholders from values; a name without a value is an
+// error, so a typo can never reach a command line.
+func Expand(text string, values map[string]string) (string, error) {
+	var missing []string
+	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		name := m[1 : len(m)-1]
+		v, ok := values[name]
+		if !ok {
+			missing = append(missing, m)
+		}
+		return v
+	})
+	if missing != nil {
+		return "", fmt.Errorf("%q: no value for %s", text, strings.Join(missing, ", "))
+	}
+	return out, nil
+}

@@ -1,0 +1,184 @@
+// Package study reads experiment files: what is under test, the variants to
+// compare, the load plan and the profiles (quick, paper) that scale it.
+// Every mistake is reported with its file, line and field.
+package study
+
+import (
+	"time"
+)
+
+// Study is one experiment file after a profile has been applied.
+type Study struct {
+	Name        string
+	Title       string
+	Source      string
+	File        string
+	Builds      []*Build
+	Services    []*Service
+	Variants    []Axis // the matrix; each combination is one variant
+	Load        Plan
+	Repetitions int
+	Profile     string   // applied profile, "" for none
+	Profiles    []string // all profile names, in file order
+	// Paper is the published-figures section, kept as YAML for the report.
+	Paper any
+}
+
+// Build makes artifacts once and caches them on a hash of their inputs.
+type Build struct {
+	Name    string
+	Dir     string // relative to the repository root
+	Command string // run by sh in Dir; {out} is the artifact directory
+	// Ignore lists path prefixes under Dir that do not change the build.
+	Ignore []string
+}
+
+// Service is one process (or several replicas) under test.
+type Service struct {
+	Name     string
+	Build    string // name of a build it needs, or ""
+	Command  string // run by sh; placeholders resolved at start
+	Dir      string
+	Env      [][2]string
+	After    []string // services that must be ready first
+	Ready    Ready
+	Replicas int
+	Limits   Limits
+	User     string // run as this system user
+}
+
+// Ready says how to tell a service can take requests.
+type Ready struct {
+	HTTP    string // URL answered with 2xx
+	TCP     string // address that accepts connections
+	Timeout time.Duration
+}
+
+// Limits caps a service's resources; zero means no cap.
+type Limits struct {
+	CPUs        float64
+	MemoryBytes int64
+}
+
+// Axis is one dimension of the variant matrix.
+type Axis struct {
+	Name   string
+	Values []string
+}
+
+// Plan is the load plan: which service receives it and the steps, in order.
+type Plan struct {
+	Service string
+	Steps   []*Step
+}
+
+// Step is one measured load (after an optional warm-up).
+type Step struct {
+	Name        string
+	Model       string // closed or open
+	Users       int
+	Rate        float64
+	Stages      []Stage
+	Arrivals    string
+	Think       [2]time.Duration
+	Connections int
+	Duration    time.Duration
+	Requests    int64
+	Iterations  int
+	Timeout     time.Duration
+	Warmup      Warmup
+	Pause       time.Duration // after the step, before the next
+	Targets     []*Target
+	line        int
+}
+
+// Stage ramps the open model's rate.
+type Stage struct {
+	Duration time.Duration
+	Rate     float64
+}
+
+// Warmup is load sent and summarised apart before the step is measured.
+type Warmup struct {
+	Duration time.Duration
+	Requests int64
+}
+
+// Target is one request of a step's mix.
+type Target struct {
+	Name         string
+	Method       string
+	Path         string
+	Header       [][2]string
+	Body         string
+	Form         [][2]string // name → value, or @path for a file
+	Weight       int
+	ExpectStatus string
+	ExpectBody   string
+}
+
+// Variant is one combination of axis values.
+type Variant struct {
+	Values [][2]string // axis name → value, in axis order
+}
+
+// Key names the variant in paths and tables, e.g. "gin-pooled".
+func (v Variant) Key() string {
+	key := ""
+	for i, kv := range v.Values {
+		if i > 0 {
+			key += "-"
+		}
+		key += kv[1]
+	}
+	if key == "" {
+		return "default"
+	}
+	return key
+}
+
+// Get returns the value of an axis.
+func (v Variant) Get(axis string) string {
+	for _, kv := range v.Values {
+		if kv[0] == axis {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+// Matrix lists every variant, the first axis varying slowest.
+func (s *Study) Matrix() []Variant {
+	out := []Variant{{}}
+	for _, ax := range s.Variants {
+		var next []Variant
+		for _, v := range out {
+			for _, val := range ax.Values {
+				vals := append(append([][2]string{}, v.Values...), [2]string{ax.Name, val})
+				next = append(next, Variant{Values: vals})
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// Service returns the named service or nil.
+func (s *Study) Service(name string) *Service {
+	for _, svc := range s.Services {
+		if svc.Name == name {
+			return svc
+		}
+	}
+	return nil
+}
+
+// Build returns the named build or nil.
+func (s *Study) Build(name string) *Build {
+	for _, b := range s.Builds {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
