@@ -89,6 +89,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd())
+	root.AddCommand(newLoadCmd(), newRunCmd())
 	return root
 }

@@ -1,0 +1,3 @@
+package main
+
+func writeReport(dir string) (string, error) { return dir, nil }

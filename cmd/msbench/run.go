@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/msbench/msbench/internal/console"
+	"github.com/msbench/msbench/internal/runner"
+	"github.com/msbench/msbench/internal/study"
+)
+
+type runFlags struct {
+	profile string
+	resume  string
+	results string
+	data    string
+	root    string
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run <study name or file>",
+		Short: "Carry out a study: build, start, verify, load, measure, report",
+		Long: `Carry out a study from studies/<name>.yaml (or a file path): build each
+service once (cached on a hash of its sources), start the services on free
+loopback ports in dependency order for every variant, verify every target,
+run the warm-up and measured load steps, account each service's CPU and peak
+memory, stop everything, and write the report.
+
+Results go to results/<study>-<profile>-<time>/ step by step, so an
+interrupted run keeps what finished; --resume DIR continues it.`,
+		Example: `  msbench run faas-gateway --profile quick
+  msbench run studies/faas-gateway.yaml --profile paper
+  msbench run faas-gateway --profile paper --resume results/faas-gateway-paper-20261122-101500`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("run takes one study name or file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runStudy(cmd, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.profile, "profile", "", "profile of the study file to apply, e.g. quick or paper")
+	fl.StringVar(&f.resume, "resume", "", "continue the run in this results directory")
+	fl.StringVar(&f.results, "results", "", "where run directories go (default <root>/results)")
+	fl.StringVar(&f.data, "data", "", "shared data directory (default <root>/../shared/data)")
+	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ and services/ (default: found from the working directory)")
+	return cmd
+}
+
+func runStudy(cmd *cobra.Command, f runFlags, name string) error {
+	root, err := findRoot(f.root)
+	if err != nil {
+		return usageError{err}
+	}
+	path, err := study.Find(filepath.Join(root, "studies"), name)
+	if err != nil {
+		return usageError{err}
+	}
+	s, err := study.Load(path, f.profile)
+	if err != nil {
+		return usageError{err}
+	}
+	opts := runner.Options{
+		Root:        root,
+		ResultsRoot: orDefault(f.results, filepath.Join(root, "results")),
+		CacheDir:    filepath.Join(root, ".cache", "builds"),
+		DataDir:     orDefault(f.data, filepath.Join(filepath.Dir(root), "shared", "data")),
+		Resume:      f.resume,
+		Log:         cmd.ErrOrStderr(),
+		CommandLine: os.Args,
+	}
+	if file, ok := opts.Log.(*os.File); ok {
+		opts.TTY = console.IsTerminal(file)
+	}
+	dir, runErr := runner.Run(cmd.Context(), s, opts)
+	if dir != "" {
+		if report, err := writeReport(dir); err != nil {
+			runErr = errors.Join(runErr, err)
+		} else {
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", report)
+		}
+	}
+	if errors.Is(runErr, runner.ErrInterrupted) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "what was measured is kept; continue with: msbench run %s --profile %s --resume %s\n", name, f.profile, dir)
+		return errInterrupted
+	}
+	return runErr
+}
+
+// findRoot returns the checkout: the given directory, or the nearest one
+// upwards from the working directory that has studies/ and services/.
+func findRoot(given string) (string, error) {
+	if given != "" {
+		return filepath.Abs(given)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if isDir(filepath.Join(dir, "studies")) && isDir(filepath.Join(dir, "services")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no msbench checkout (a directory with studies/ and services/) here or above; use --root")
+		}
+		dir = parent
+	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

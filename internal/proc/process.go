@@ -1,0 +1,188 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// killWait bounds how long Stop waits for a SIGKILLed group to disappear.
+// It is independent of the caller's context so that a cancelled context can
+// never leave a process behind.
+const killWait = 5 * time.Second
+
+// Process is a started child and the process group it leads.
+type Process struct {
+	name    string
+	logPath string
+	cmd     *exec.Cmd
+	pid     int // also the process group id, because of Setpgid
+
+	done    chan struct{}
+	exitErr error // written before done is closed
+
+	stopMu sync.Mutex
+	// gone is set once the leader is reaped and no live member is left in
+	// the group. From then on the id may be reused, so no more signals.
+	gone atomic.Bool
+}
+
+// Start starts s in its own process group. ctx only bounds the start itself;
+// the child's lifetime is ended by Stop, Kill or Group.StopAll.
+func Start(ctx context.Context, s Spec) (*Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Name, err)
+	}
+	cmd, logFile, err := s.command()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Name, err)
+	}
+	err = startOnSpawner(cmd)
+	if logFile != nil {
+		logFile.Close() // the child holds its own descriptor
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Name, err)
+	}
+	p := &Process{
+		name:    s.Name,
+		logPath: s.LogPath,
+		cmd:     cmd,
+		pid:     cmd.Process.Pid,
+		done:    make(chan struct{}),
+	}
+	go p.wait()
+	return p, nil
+}
+
+func (p *Process) wait() {
+	if err := p.cmd.Wait(); err != nil {
+		p.exitErr = fmt.Errorf("%s: %w", p.name, err)
+	}
+	close(p.done)
+}
+
+// Pid is the pid of the leader, which is also the process group id.
+func (p *Process) Pid() int { return p.pid }
+
+// Name is Spec.Name.
+func (p *Process) Name() string { return p.name }
+
+// LogPath is Spec.LogPath.
+func (p *Process) LogPath() string { return p.logPath }
+
+// Done is closed when the leader has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitErr is the leader's exit error (an *exec.ExitError for a non-zero
+// status or a signal) once Done is closed; nil before that and on success.
+func (p *Process) ExitErr() error {
+	select {
+	case <-p.done:
+		return p.exitErr
+	default:
+		return nil
+	}
+}
+
+// Signal sends sig to the whole process group. It returns an error wrapping
+// os.ErrProcessDone when nothing is left to signal.
+func (p *Process) Signal(sig syscall.Signal) error {
+	if err := p.signalGroup(sig); err != nil {
+		return fmt.Errorf("signal %s %v: %w", p.name, sig, err)
+	}
+	return nil
+}
+
+// Pause freezes the group with SIGSTOP (fault injection: a hung service).
+func (p *Process) Pause() error { return p.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused group with SIGCONT.
+func (p *Process) Resume() error { return p.Signal(syscall.SIGCONT) }
+
+// Kill sends SIGKILL to the group without waiting. Killing a group that is
+// already gone is not an error.
+func (p *Process) Kill() error {
+	if err := p.signalGroup(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill %s: %w", p.name, err)
+	}
+	return nil
+}
+
+func (p *Process) signalGroup(sig syscall.Signal) error {
+	if p.gone.Load() {
+		return os.ErrProcessDone
+	}
+	err := syscall.Kill(-p.pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// Stop sends SIGTERM to the group, SIGKILL after grace, and returns once the
+// leader is reaped and no live member is left. A cancelled ctx cuts the grace
+// short; the wait after SIGKILL is bounded internally, not by ctx. Stop is
+// idempotent and returns nil for a process that already exited. Members that
+// moved themselves to another process group (daemonizing) are not reached.
+func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	if p.finished() {
+		return nil
+	}
+	if err := p.signalGroup(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("stop %s: %w", p.name, err)
+	}
+	// A paused group would not act on SIGTERM until continued.
+	_ = p.signalGroup(syscall.SIGCONT)
+
+	graceCtx, cancel := context.WithTimeout(ctx, grace)
+	err := p.waitGone(graceCtx)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if err := p.signalGroup(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("stop %s: %w", p.name, err)
+	}
+	killCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
+	defer cancel()
+	if err := p.waitGone(killCtx); err != nil {
+		return fmt.Errorf("stop %s: group %d still alive %v after SIGKILL", p.name, p.pid, killWait)
+	}
+	return nil
+}
+
+// finished reports whether the leader is reaped and the group has no live
+// member left.
+func (p *Process) finished() bool {
+	if p.gone.Load() {
+		return true
+	}
+	select {
+	case <-p.done:
+	default:
+		return false
+	}
+	if groupAlive(p.pid) {
+		return false
+	}
+	p.gone.Store(true)
+	return true
+}
+
+// waitGone polls finished until it holds or ctx ends. Polling is needed
+// because grandchildren are not our children: nothing notifies us of their
+// exit.
+func (p *Process) waitGone(ctx context.Context) error {
+	return poll(ctx, 2*time.Millisecond, 50*time.Millisecond, p.done, func() bool {
+		return p.finished()
+	})
+}

@@ -1,0 +1,302 @@
+// Package runner carries out a study: it builds the services, starts them
+// with fresh ports for every variant, verifies them, drives each load step
+// through the load engine, accounts CPU and memory, and writes everything
+// into a results directory as it goes.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/msbench/msbench/internal/build"
+	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/resources"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// ErrInterrupted reports a run stopped by its context; what was measured
+// is saved and can be resumed.
+var ErrInterrupted = errors.New("interrupted")
+
+// Options place a run on disk and say how to show progress.
+type Options struct {
+	Root        string // repository root; build dirs and relative paths start here
+	ResultsRoot string // where run directories are made
+	CacheDir    string // build cache
+	DataDir     string // shared data, e.g. ../shared/data
+	Resume      string // an existing run directory to continue
+	Log         io.Writer
+	TTY         bool
+	CommandLine []string
+}
+
+type runner struct {
+	opts   Options
+	study  *study.Study
+	run    *results.Run
+	prov   results.Provenance
+	acct   resources.Accountant
+	ports  proc.PortAllocator
+	values map[string]string
+	tmp    string
+	start  time.Time
+}
+
+// Run carries out the study and returns the run directory, which holds
+// whatever was measured even when an error is returned.
+func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
+	r := &runner{opts: opts, study: s, start: time.Now()}
+	if err := r.open(ctx); err != nil {
+		return "", err
+	}
+	dir := r.run.Dir
+	defer r.close()
+	if err := r.buildAll(ctx); err != nil {
+		return dir, err
+	}
+	err := r.measureAll(ctx)
+	r.prov.EndedAt = time.Now()
+	r.prov.Interrupted = errors.Is(err, ErrInterrupted)
+	if perr := results.WriteJSON(filepath.Join(dir, "provenance.json"), r.prov); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	return dir, err
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.opts.Log, format+"\n", args...)
+}
+
+func (r *runner) open(ctx context.Context) error {
+	var err error
+	if r.opts.Resume != "" {
+		if r.run, err = results.Open(r.opts.Resume); err != nil {
+			return err
+		}
+		st := r.run.State()
+		if st.Study != r.study.Name || st.Profile != r.study.Profile {
+			return fmt.Errorf("resume %s: it is study %s profile %q, not %s profile %q", r.opts.Resume, st.Study, st.Profile, r.study.Name, r.study.Profile)
+		}
+		if err := results.ReadJSON(filepath.Join(r.run.Dir, "provenance.json"), &r.prov); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		r.prov.ResumedAt = append(r.prov.ResumedAt, r.start)
+	} else {
+		if r.run, err = results.Create(r.opts.ResultsRoot, r.study.Name, r.study.Profile, r.start); err != nil {
+			return err
+		}
+		r.prov = results.Machine(ctx, r.opts.Root)
+		r.prov.Study, r.prov.Profile, r.prov.StudyFile = r.study.Name, r.study.Profile, r.study.File
+		r.prov.StartedAt = r.start
+		if data, err := os.ReadFile(r.study.File); err == nil {
+			if err := results.WriteFile(filepath.Join(r.run.Dir, "study.yaml"), data); err != nil {
+				return err
+			}
+		}
+	}
+	r.prov.CommandLine = r.opts.CommandLine
+	r.acct, err = resources.New(filepath.Base(r.run.Dir))
+	if err != nil {
+		return fmt.Errorf("resource accounting: %w", err)
+	}
+	r.prov.ResourceMethod = r.acct.Method()
+	if r.tmp, err = newTempRoot(); err != nil {
+		return err
+	}
+	r.values = map[string]string{"root": r.opts.Root, "data": r.opts.DataDir}
+	r.logf("study %s (profile %s): %d variants × %d steps × %d repetitions; results in %s",
+		r.study.Name, orNone(r.study.Profile), len(r.study.Matrix()), len(r.study.Load.Steps), r.study.Repetitions, r.run.Dir)
+	r.logf("resource accounting: %s", r.acct.Method())
+	return results.WriteJSON(filepath.Join(r.run.Dir, "provenance.json"), r.prov)
+}
+
+func (r *runner) close() {
+	if r.acct != nil {
+		if err := r.acct.Cleanup(); err != nil {
+			r.logf("warning: %v", err)
+		}
+	}
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
+}
+
+func (r *runner) buildAll(ctx context.Context) error {
+	cache := &build.Cache{Root: r.opts.Root, Dir: r.opts.CacheDir, Vars: r.values}
+	for _, b := range r.study.Builds {
+		start := time.Now()
+		r.logf("build %s …", b.Name)
+		res, err := cache.Build(ctx, b)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return err
+		}
+		how := "built"
+		if res.Cached {
+			how = "cached"
+		}
+		r.logf("build %s: %s in %.1fs (%s)", b.Name, how, time.Since(start).Seconds(), res.Hash[:12])
+		r.values["build."+b.Name] = res.Dir
+		r.prov.Builds[b.Name] = res.Hash
+	}
+	return nil
+}
+
+// measureAll runs repetitions outermost and variants inside them, so that
+// drift of a noisy machine over time spreads over all variants alike.
+func (r *runner) measureAll(ctx context.Context) error {
+	variants := r.study.Matrix()
+	total := r.study.Repetitions * len(variants)
+	n := 0
+	var failed []string
+	for rep := 1; rep <= r.study.Repetitions; rep++ {
+		for _, v := range variants {
+			n++
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			if r.variantDone(rep, v) {
+				r.logf("[%d/%d] rep %d %s: already measured", n, total, rep, v.Key())
+				continue
+			}
+			r.logf("[%d/%d] rep %d · %s · elapsed %s", n, total, rep, describe(v), time.Since(r.start).Round(time.Second))
+			err := r.measureVariant(ctx, rep, v)
+			switch {
+			case ctx.Err() != nil:
+				return ErrInterrupted
+			case err != nil:
+				key := fmt.Sprintf("rep-%d/%s", rep, v.Key())
+				r.logf("  FAILED: %v", err)
+				failed = append(failed, key)
+				if merr := r.run.MarkFailed(key, err.Error()); merr != nil {
+					return merr
+				}
+			}
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d variant runs failed: %v (see state.json and logs/)", len(failed), total, failed)
+	}
+	return nil
+}
+
+func (r *runner) variantDone(rep int, v study.Variant) bool {
+	for _, st := range r.study.Load.Steps {
+		if !r.run.IsDone(results.UnitKey(rep, v.Key(), st.Name)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) error {
+	started := time.Now()
+	dep, err := deploy(ctx, deployConfig{
+		study:    r.study,
+		variant:  v,
+		values:   r.values,
+		logDir:   r.run.LogDir(rep, v.Key()),
+		ports:    &r.ports,
+		acct:     r.acct,
+		tmpRoot:  r.tmp,
+		progress: r.logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := dep.stop(); err != nil {
+			r.logf("  warning: stopping services: %v", err)
+		}
+	}()
+	for _, w := range dep.warnings {
+		r.logf("  warning: %s", w)
+	}
+	r.logf("  ready in %.2fs", time.Since(started).Seconds())
+	target := dep.instance(r.study.Load.Service)
+	if err := verify(ctx, r.study.Load.Steps, "http://"+target.addr, r.opts.Root); err != nil {
+		return err
+	}
+	for i, st := range r.study.Load.Steps {
+		key := results.UnitKey(rep, v.Key(), st.Name)
+		if r.run.IsDone(key) {
+			continue
+		}
+		m := &measurement{
+			step:    st,
+			label:   fmt.Sprintf("  %s [%d/%d]", st.Name, i+1, len(r.study.Load.Steps)),
+			dir:     r.run.StepDir(rep, v.Key(), st.Name),
+			baseURL: "http://" + target.addr,
+			root:    r.opts.Root,
+			dep:     dep,
+			method:  r.acct.Method(),
+			log:     r.opts.Log,
+			tty:     r.opts.TTY,
+		}
+		if err := m.run(ctx); err != nil {
+			return fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		if err := r.run.MarkDone(key); err != nil {
+			return err
+		}
+		if st.Pause > 0 {
+			select {
+			case <-time.After(st.Pause):
+			case <-ctx.Done():
+				return ErrInterrupted
+			}
+		}
+	}
+	return nil
+}
+
+func describe(v study.Variant) string {
+	if len(v.Values) == 0 {
+		return "default"
+	}
+	s := ""
+	for i, kv := range v.Values {
+		if i > 0 {
+			s += " "
+		}
+		s += kv[0] + "=" + kv[1]
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// newTempRoot makes the run's private temporary directory, first removing
+// those of earlier runs whose msbench is gone (killed too hard to clean up).
+func newTempRoot() (string, error) {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), "msbench-run-*"))
+	for _, dir := range old {
+		data, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if pid, perr := strconv.Atoi(string(data)); err == nil && perr == nil && !alive(pid) {
+			os.RemoveAll(dir)
+		}
+	}
+	dir, err := os.MkdirTemp("", "msbench-run-")
+	if err != nil {
+		return "", fmt.Errorf("temporary directory: %w", err)
+	}
+	// Services may run as other users (postgres), who must reach their dirs.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+}

@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/records"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func runTiny(t *testing.T, profile string, ctx context.Context) (string, string, error) {
+	t.Helper()
+	s, err := study.Load("testdata/tiny.yaml", profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	dir, err := Run(ctx, s, Options{
+		Root:        repoRoot(t),
+		ResultsRoot: t.TempDir(),
+		CacheDir:    filepath.Join(t.TempDir(), "cache"),
+		DataDir:     t.TempDir(),
+		Log:         &log,
+	})
+	return dir, log.String(), err
+}
+
+// svcProcesses lists live processes running the test service binary.
+func svcProcesses(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte("/svc-")) && bytes.HasSuffix(bytes.TrimRight(cmdline, "\x00"), []byte("/svc")) {
+			out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func TestTinyStudyEndToEnd(t *testing.T) {
+	dir, log, err := runTiny(t, "healthy", context.Background())
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := r.State().Done; len(done) != 2 {
+		t.Fatalf("done %v, want both steps", done)
+	}
+	for step, want := range map[string]int64{"closed": 200, "open": 200} {
+		stepDir := r.StepDir(1, "0", step)
+		var s metrics.Summary
+		if err := results.ReadJSON(filepath.Join(stepDir, "summary.json"), &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Requests != want || s.Successes != want {
+			t.Fatalf("%s: %d requests, %d ok, want %d: %v", step, s.Requests, s.Successes, want, s.Errors)
+		}
+		if _, ok := s.ServerTiming["handler"]; !ok {
+			t.Fatalf("%s: no handler Server-Timing in %v", step, s.ServerTiming)
+		}
+		rows, err := records.Read(filepath.Join(stepDir, "records.parquet"))
+		if err != nil || int64(len(rows)) != want {
+			t.Fatalf("%s: %d records, %v", step, len(rows), err)
+		}
+		var res StepResources
+		if err := results.ReadJSON(filepath.Join(stepDir, "resources.json"), &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Services) != 2 || res.Method == "" {
+			t.Fatalf("%s: resources %+v", step, res)
+		}
+		for _, u := range res.Services {
+			if u.Name == "front" && (u.CPUUserS+u.CPUSysS <= 0 || u.PeakMemBytes <= 0) {
+				t.Fatalf("%s: front used no CPU or memory: %+v", step, u)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.StepDir(1, "0", "closed"), "warmup.json")); err != nil {
+		t.Fatalf("warm-up summary: %v", err)
+	}
+	var prov results.Provenance
+	if err := results.ReadJSON(filepath.Join(dir, "provenance.json"), &prov); err != nil {
+		t.Fatal(err)
+	}
+	if prov.CPUModel == "" || prov.Cores == 0 || prov.Builds["svc"] == "" || prov.EndedAt.IsZero() || prov.ResourceMethod == "" {
+		t.Fatalf("provenance %+v", prov)
+	}
+	for _, f := range []string{"study.yaml", "logs/rep-1/0/front.log", "logs/rep-1/0/backend.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "msbench-run-*")); len(tmp) > 0 {
+		for _, d := range tmp {
+			if pid, _ := os.ReadFile(filepath.Join(d, "pid")); string(pid) == strconv.Itoa(os.Getpid()) {
+				t.Fatalf("temporary directory left: %s", d)
+			}
+		}
+	}
+}
+
+func TestCrashingServiceFailsItsVariantOnly(t *testing.T) {
+	dir, log, err := runTiny(t, "", context.Background())
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 variant runs failed") {
+		t.Fatalf("run error %v\n%s", err, log)
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := r.State()
+	why := st.Failed["rep-1/30"]
+	if !strings.Contains(why, "crashing after 30 requests") {
+		t.Fatalf("failure reason %q should quote the crashed service's log", why)
+	}
+	if !r.IsDone(results.UnitKey(1, "0", "open")) {
+		t.Fatalf("the healthy variant was not measured: %v", st.Done)
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
+	}
+}
+
+func TestInterruptedRunKeepsWhatFinishedAndResumes(t *testing.T) {
+	s, err := study.Load("testdata/tiny.yaml", "healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var log bytes.Buffer
+	opts := Options{Root: repoRoot(t), ResultsRoot: t.TempDir(), CacheDir: filepath.Join(t.TempDir(), "cache"), DataDir: t.TempDir(), Log: &cancelAfter{w: &log, marker: "closed [1/2]: ", cancel: cancel}}
+	dir, err := Run(ctx, s, opts)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v\n%s", err, log.String())
+	}
+	r, _ := results.Open(dir)
+	if !r.IsDone(results.UnitKey(1, "0", "closed")) || r.IsDone(results.UnitKey(1, "0", "open")) {
+		t.Fatalf("done after interrupt: %v", r.State().Done)
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running after interrupt: %v", left)
+	}
+	opts.Resume, opts.Log = dir, &log
+	if _, err := Run(context.Background(), s, opts); err != nil {
+		t.Fatalf("resume: %v\n%s", err, log.String())
+	}
+	r, _ = results.Open(dir)
+	if len(r.State().Done) != 2 {
+		t.Fatalf("done after resume: %v", r.State().Done)
+	}
+}
+
+// cancelAfter cancels the run once a line with marker was logged.
+type cancelAfter struct {
+	w      *bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(c.marker)) && bytes.Contains(p, []byte("req/s")) {
+		defer c.cancel()
+	}
+	return c.w.Write(p)
+}

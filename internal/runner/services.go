@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/resources"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// instance is one running replica of a service.
+type instance struct {
+	name    string // service, or service-N for replicas after the first
+	service string
+	addr    string
+	proc    *proc.Process
+	tracked resources.Tracked
+}
+
+// deployment is everything one variant runs: started in dependency order,
+// stopped in reverse, never outliving the runner.
+type deployment struct {
+	group     proc.Group
+	instances []*instance
+	tmp       string
+	acct      resources.Accountant
+	sampler   *resources.Sampler
+	stopSamp  context.CancelFunc
+	warnings  []string
+}
+
+type deployConfig struct {
+	study    *study.Study
+	variant  study.Variant
+	values   map[string]string // root, data, build.NAME
+	logDir   string
+	ports    *proc.PortAllocator
+	acct     resources.Accountant
+	tmpRoot  string
+	progress func(format string, args ...any)
+}
+
+// deploy starts every service of the study for one variant and waits until
+// each is ready. On error everything started so far is stopped.
+func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
+	d = &deployment{acct: c.acct, sampler: resources.NewSampler(0)}
+	d.tmp, err = os.MkdirTemp(c.tmpRoot, "svc-")
+	if err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			d.stop()
+			d = nil
+		}
+	}()
+	values := map[string]string{}
+	for k, v := range c.values {
+		values[k] = v
+	}
+	for _, kv := range c.variant.Values {
+		values[kv[0]] = kv[1]
+	}
+	// Every address is chosen before anything starts, so a service can be
+	// told where one that starts after it will listen.
+	addrs := map[string][]string{}
+	for _, svc := range c.study.Services {
+		for range svc.Replicas {
+			port, err := c.ports.Next()
+			if err != nil {
+				return d, fmt.Errorf("deploy %s: %w", svc.Name, err)
+			}
+			addrs[svc.Name] = append(addrs[svc.Name], "127.0.0.1:"+strconv.Itoa(port))
+		}
+		values["service."+svc.Name+".addr"] = addrs[svc.Name][0]
+		values["service."+svc.Name+".addrs"] = strings.Join(addrs[svc.Name], ",")
+		_, port, _ := strings.Cut(addrs[svc.Name][0], ":")
+		values["service."+svc.Name+".port"] = port
+	}
+	for _, svc := range c.study.StartOrder() {
+		for r, addr := range addrs[svc.Name] {
+			inst, err := d.start(ctx, c, svc, r, addr, values)
+			if err != nil {
+				return d, err
+			}
+			c.progress("  started %s on %s", inst.name, inst.addr)
+		}
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	d.stopSamp = cancel
+	go d.sampler.Run(sctx)
+	return d, nil
+}
+
+func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Service, replica int, addr string, shared map[string]string) (*instance, error) {
+	name := svc.Name
+	if replica > 0 {
+		name = fmt.Sprintf("%s-%d", svc.Name, replica)
+	}
+	tmp := filepath.Join(d.tmp, name)
+	if err := os.MkdirAll(tmp, 0o777); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	host, port, _ := strings.Cut(addr, ":")
+	values := map[string]string{"addr": addr, "host": host, "port": port, "replica": strconv.Itoa(replica), "tmp": tmp}
+	for k, v := range shared {
+		values[k] = v
+	}
+	command, err := study.Expand(svc.Command, values)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: command %w", name, err)
+	}
+	var env []string
+	for _, kv := range svc.Env {
+		v, err := study.Expand(kv[1], values)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: env %s: %w", name, kv[0], err)
+		}
+		env = append(env, kv[0]+"="+v)
+	}
+	dir := c.values["root"]
+	if svc.Dir != "" {
+		dir = filepath.Join(c.values["root"], svc.Dir)
+	}
+	// exec makes the service itself the process group leader, so its pid
+	// is the one accounted and signalled.
+	p, err := d.group.Start(ctx, proc.Spec{
+		Name:    name,
+		Path:    "/bin/sh",
+		Args:    []string{"-c", "exec " + command},
+		Env:     env,
+		Dir:     dir,
+		LogPath: filepath.Join(c.logDir, name+".log"),
+		User:    svc.User,
+	})
+	if err != nil {
+		return nil, err
+	}
+	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p}
+	d.instances = append(d.instances, inst)
+	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes}
+	inst.tracked, err = c.acct.Track(name, p.Pid(), limits)
+	if errors.Is(err, resources.ErrLimitsUnsupported) {
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: limits not enforced: %v", name, err))
+		inst.tracked, err = c.acct.Track(name, p.Pid(), resources.Limits{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start %s: account resources: %w", name, err)
+	}
+	d.sampler.Add(inst.tracked)
+	check, err := readiness(svc.Ready, values)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if err := proc.WaitReady(ctx, p, check, svc.Ready.Timeout); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return inst, nil
+}
+
+func readiness(r study.Ready, values map[string]string) (proc.Check, error) {
+	if r.HTTP != "" {
+		u, err := study.Expand(r.HTTP, values)
+		return proc.HTTPCheck{URL: u}, err
+	}
+	a, err := study.Expand(r.TCP, values)
+	return proc.TCPCheck{Addr: a}, err
+}
+
+// crashed returns the first instance that exited on its own, if any.
+func (d *deployment) crashed() *instance {
+	for _, in := range d.instances {
+		select {
+		case <-in.proc.Done():
+			return in
+		default:
+		}
+	}
+	return nil
+}
+
+// stop ends every process and removes the temporary files; it works with
+// an already cancelled context, as it must on Ctrl-C.
+func (d *deployment) stop() error {
+	if d.stopSamp != nil {
+		d.stopSamp()
+	}
+	err := d.group.StopAll(context.Background(), 5*time.Second)
+	for _, in := range d.instances {
+		if in.tracked != nil {
+			err = errors.Join(err, in.tracked.Close())
+		}
+	}
+	return errors.Join(err, os.RemoveAll(d.tmp))
+}
+
+// instanceAddr is the first instance of a service.
+func (d *deployment) instance(service string) *instance {
+	for _, in := range d.instances {
+		if in.service == service {
+			return in
+		}
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/msbench/msbench/internal/console"
+	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/pacer"
+	"github.com/msbench/msbench/internal/records"
+	"github.com/msbench/msbench/internal/resources"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// measurement is one step of one variant: an optional warm-up, then the
+// measured load with every request recorded and the services accounted.
+type measurement struct {
+	step    *study.Step
+	label   string
+	dir     string
+	baseURL string
+	root    string
+	dep     *deployment
+	method  string
+	log     io.Writer
+	tty     bool
+}
+
+// ServiceUsage is what one service instance used during a step.
+type ServiceUsage struct {
+	Name         string             `json:"name"`
+	Service      string             `json:"service"`
+	CPUUserS     float64            `json:"cpu_user_s"`
+	CPUSysS      float64            `json:"cpu_sys_s"`
+	PeakMemBytes int64              `json:"peak_mem_bytes"`
+	Samples      []resources.Sample `json:"samples"`
+}
+
+// StepResources is resources.json of a step.
+type StepResources struct {
+	Method   string         `json:"method"`
+	Services []ServiceUsage `json:"services"`
+}
+
+func (m *measurement) run(ctx context.Context) error {
+	targets, err := loadTargets(m.step, m.baseURL, m.root)
+	if err != nil {
+		return err
+	}
+	if w := m.step.Warmup; w.Requests > 0 || w.Duration > 0 {
+		spec := m.spec(targets)
+		spec.Requests, spec.Duration, spec.Iterations = w.Requests, w.Duration, 0
+		if spec.Open && w.Requests > 0 && w.Duration == 0 {
+			spec.Stages = nil
+		}
+		summary, err := m.load(ctx, spec, "warm-up", nil)
+		if err != nil {
+			return err
+		}
+		if err := results.WriteJSON(filepath.Join(m.dir, "warmup.json"), summary); err != nil {
+			return err
+		}
+	}
+	for _, in := range m.dep.instances {
+		if err := in.tracked.ResetPeak(); err != nil {
+			return fmt.Errorf("reset peak memory of %s: %w", in.name, err)
+		}
+	}
+	before, err := m.usage()
+	if err != nil {
+		return err
+	}
+	epoch := m.dep.sampler.Epoch()
+	spec := m.spec(targets)
+	summary, runErr := m.load(ctx, spec, "", func(e *load.Engine) (load.Sink, func() error, error) {
+		w, err := records.Create(filepath.Join(m.dir, "records.parquet"), e.Names(), e.TargetNames())
+		return w, w.Close, err
+	})
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	if runErr != nil {
+		return runErr
+	}
+	after, err := m.usage()
+	if err != nil {
+		return err
+	}
+	res := StepResources{Method: m.method}
+	for i, in := range m.dep.instances {
+		u := ServiceUsage{
+			Name:         in.name,
+			Service:      in.service,
+			CPUUserS:     after[i].UserSec - before[i].UserSec,
+			CPUSysS:      after[i].SysSec - before[i].SysSec,
+			PeakMemBytes: after[i].PeakMemBytes,
+		}
+		from := summary.StartedAt.Sub(epoch)
+		to := summary.EndedAt.Sub(epoch)
+		for _, s := range m.dep.sampler.Series(in.name) {
+			if s.T >= from && s.T <= to {
+				s.T -= from
+				u.Samples = append(u.Samples, s)
+			}
+		}
+		res.Services = append(res.Services, u)
+	}
+	if err := results.WriteJSON(filepath.Join(m.dir, "resources.json"), res); err != nil {
+		return err
+	}
+	if err := results.WriteJSON(filepath.Join(m.dir, "summary.json"), summary); err != nil {
+		return err
+	}
+	if in := m.dep.crashed(); in != nil {
+		return fmt.Errorf("%s exited during the step (%v); its log ends:\n%s", in.name, in.proc.ExitErr(), logTail(in))
+	}
+	fmt.Fprintf(m.log, "%s: %d req, %.1f req/s, p50 %.2f ms, p99 %.2f ms, %.2f%% ok%s\n", m.label, summary.Requests, summary.ThroughputRPS,
+		summary.Latency.P50, summary.Latency.P99, 100*summary.SuccessRate, warnings(summary))
+	return nil
+}
+
+func (m *measurement) usage() ([]resources.Usage, error) {
+	out := make([]resources.Usage, len(m.dep.instances))
+	for i, in := range m.dep.instances {
+		u, err := in.tracked.Usage()
+		if err != nil {
+			return nil, fmt.Errorf("usage of %s: %w", in.name, err)
+		}
+		out[i] = u
+	}
+	return out, nil
+}
+
+type sinkFactory func(*load.Engine) (load.Sink, func() error, error)
+
+// load runs one load with a progress display and returns its summary.
+func (m *measurement) load(ctx context.Context, spec load.Spec, what string, sink sinkFactory) (metrics.Summary, error) {
+	cfg, err := spec.Config()
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	e, err := load.New(cfg)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	label := m.label
+	if what != "" {
+		label += " " + what
+	}
+	progress := &console.Progress{W: m.log, TTY: m.tty, Label: label}
+	opts := load.Options{Progress: progress.Show, ProgressEvery: progress.Every()}
+	closeSink := func() error { return nil }
+	if sink != nil {
+		s, c, err := sink(e)
+		if err != nil {
+			return metrics.Summary{}, err
+		}
+		opts.Sink, closeSink = s, c
+	}
+	summary, err := e.Run(ctx, opts)
+	progress.Done()
+	return summary, errors.Join(err, closeSink())
+}
+
+func (m *measurement) spec(targets []load.Target) load.Spec {
+	st := m.step
+	spec := load.Spec{
+		Open:        st.Model == "open",
+		Users:       st.Users,
+		Think:       load.Think{Min: st.Think[0], Max: st.Think[1]},
+		Rate:        st.Rate,
+		Seed:        1,
+		Connections: st.Connections,
+		Duration:    st.Duration,
+		Requests:    st.Requests,
+		Iterations:  st.Iterations,
+		Timeout:     st.Timeout,
+		Targets:     targets,
+	}
+	if st.Arrivals == "poisson" {
+		spec.Arrivals = pacer.Poisson
+	}
+	for _, sg := range st.Stages {
+		spec.Stages = append(spec.Stages, pacer.Stage{Duration: sg.Duration, Target: sg.Rate})
+	}
+	return spec
+}
+
+// loadTargets turns a step's targets into requests at baseURL.
+func loadTargets(st *study.Step, baseURL, root string) ([]load.Target, error) {
+	var out []load.Target
+	for _, t := range st.Targets {
+		status, err := load.ParseStatusSet(t.ExpectStatus)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		lt := load.Target{
+			Name:         t.Name,
+			Method:       t.Method,
+			URL:          baseURL + t.Path,
+			Header:       t.Header,
+			Weight:       t.Weight,
+			ExpectStatus: status,
+			ExpectBody:   []byte(t.ExpectBody),
+		}
+		if t.Body != "" {
+			lt.Body = []byte(t.Body)
+		}
+		if len(t.Form) > 0 {
+			var fields []load.FormField
+			for _, kv := range t.Form {
+				f := load.FormField{Name: kv[0], Value: kv[1]}
+				if file, ok := strings.CutPrefix(kv[1], "@"); ok {
+					if !filepath.IsAbs(file) {
+						file = filepath.Join(root, file)
+					}
+					f = load.FormField{Name: kv[0], File: file}
+				}
+				fields = append(fields, f)
+			}
+			body, contentType, err := load.MultipartBody(fields)
+			if err != nil {
+				return nil, fmt.Errorf("target %s: %w", t.Name, err)
+			}
+			lt.Body = body
+			lt.Header = append(append([][2]string{}, lt.Header...), [2]string{"Content-Type", contentType})
+		}
+		out = append(out, lt)
+	}
+	return out, nil
+}
+
+func warnings(s metrics.Summary) string {
+	if len(s.Warnings) == 0 {
+		return ""
+	}
+	return " — " + strings.Join(s.Warnings, "; ")
+}

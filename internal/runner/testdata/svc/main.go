@@ -1,0 +1,44 @@
+// A minimal service for runner tests: it answers /hello, optionally asking
+// a backend first, and can be told to crash after some requests.
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	addr := os.Getenv("ADDR")
+	backend := os.Getenv("BACKEND")
+	crashAfter, _ := strconv.ParseInt(os.Getenv("CRASH_AFTER"), 10, 64)
+	var served atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	mux.HandleFunc("/hello", func(w http.ResponseWriter, _ *http.Request) {
+		if n := served.Add(1); crashAfter > 0 && n > crashAfter {
+			log.Fatalf("crashing after %d requests as asked", crashAfter)
+		}
+		start := time.Now()
+		word := "hello"
+		if backend != "" {
+			resp, err := http.Get("http://" + backend + "/hello")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			word = "front+" + string(b)
+		}
+		w.Header().Set("Server-Timing", fmt.Sprintf("handler;dur=%.3f", float64(time.Since(start).Microseconds())/1000))
+		fmt.Fprint(w, word)
+	})
+	log.Printf("listening on %s", addr)
+	log.Fatal(http.ListenAndServe(addr, mux))
+}
