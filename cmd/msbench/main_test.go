@@ -33,6 +33,8 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"bad think", []string{"load", "--think", "2s-1s", "http://127.0.0.1/"}, "--think"},
 		{"bad stages", []string{"load", "--stages", "10s", "http://127.0.0.1/"}, "DURATION:RATE"},
 		{"bad arrivals", []string{"load", "-r", "5", "--arrivals", "bursty", "http://127.0.0.1/"}, "uniform or poisson"},
+		{"bad pacing", []string{"load", "-r", "5", "--pacing", "exact", "http://127.0.0.1/"}, "want precise or coarse"},
+		{"pacing in closed model", []string{"load", "--pacing", "coarse", "http://127.0.0.1/"}, "open model only"},
 		{"bad header", []string{"load", "-H", "NoColon", "http://127.0.0.1/"}, "Name: value"},
 		{"bad status", []string{"load", "--expect-status", "999", "http://127.0.0.1/"}, "not a status code"},
 		{"missing body file", []string{"load", "--body", "@/nonexistent/file", "http://127.0.0.1/"}, "--body"},

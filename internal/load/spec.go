@@ -18,6 +18,7 @@ type Spec struct {
 	Rate        float64 // open model: requests per second; with Stages, the starting rate
 	Stages      []pacer.Stage
 	Arrivals    pacer.Arrivals
+	Pacing      Pacing
 	Seed        uint64
 	Connections int // default: one per user; 100 in the open model
 	Duration    time.Duration
@@ -37,6 +38,8 @@ func (s Spec) Config() (Config, error) {
 		return Config{}, errors.New("users belong to the closed model, a rate or stages to the open one: choose one")
 	case s.Open && s.Think != (Think{}):
 		return Config{}, errors.New("think time applies to the closed model only")
+	case !s.Open && s.Pacing != Precise:
+		return Config{}, errors.New("pacing applies to the open model only")
 	case s.Open && s.Iterations > 0:
 		return Config{}, errors.New("iterations apply to the closed model only")
 	case s.Open && len(s.Stages) > 0 && s.Duration > 0:
@@ -62,7 +65,7 @@ func (s Spec) Config() (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
-		cfg.Pacer = p
+		cfg.Pacer, cfg.Pacing = p, s.Pacing
 		if cfg.Connections == 0 {
 			cfg.Connections = 100
 		}

@@ -84,7 +84,7 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 		if err != nil || int64(len(rows)) != want {
 			t.Fatalf("%s: %d records, %v", step, len(rows), err)
 		}
-		var res StepResources
+		var res results.StepResources
 		if err := results.ReadJSON(filepath.Join(stepDir, "resources.json"), &res); err != nil {
 			t.Fatal(err)
 		}

@@ -32,22 +32,6 @@ type measurement struct {
 	tty     bool
 }
 
-// ServiceUsage is what one service instance used during a step.
-type ServiceUsage struct {
-	Name         string             `json:"name"`
-	Service      string             `json:"service"`
-	CPUUserS     float64            `json:"cpu_user_s"`
-	CPUSysS      float64            `json:"cpu_sys_s"`
-	PeakMemBytes int64              `json:"peak_mem_bytes"`
-	Samples      []resources.Sample `json:"samples"`
-}
-
-// StepResources is resources.json of a step.
-type StepResources struct {
-	Method   string         `json:"method"`
-	Services []ServiceUsage `json:"services"`
-}
-
 func (m *measurement) run(ctx context.Context) error {
 	targets, err := loadTargets(m.step, m.baseURL, m.root)
 	if err != nil {
@@ -92,9 +76,9 @@ func (m *measurement) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := StepResources{Method: m.method}
+	res := results.StepResources{Method: m.method}
 	for i, in := range m.dep.instances {
-		u := ServiceUsage{
+		u := results.ServiceUsage{
 			Name:         in.name,
 			Service:      in.service,
 			CPUUserS:     after[i].UserSec - before[i].UserSec,
@@ -185,6 +169,9 @@ func (m *measurement) spec(targets []load.Target) load.Spec {
 	}
 	if st.Arrivals == "poisson" {
 		spec.Arrivals = pacer.Poisson
+	}
+	if st.Pacing == "coarse" {
+		spec.Pacing = load.Coarse
 	}
 	for _, sg := range st.Stages {
 		spec.Stages = append(spec.Stages, pacer.Stage{Duration: sg.Duration, Target: sg.Rate})

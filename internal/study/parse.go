@@ -258,7 +258,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 			l.Service = d.nonEmpty(e.value, f)
 		case "steps":
 			for i, sn := range d.sequence(e.value, f) {
-				st := d.step(sn, fmt.Sprintf("%s[%d]", f, i), &Step{Model: "closed", Arrivals: "uniform", Timeout: 30 * time.Second, line: sn.Line})
+				st := d.step(sn, fmt.Sprintf("%s[%d]", f, i), &Step{Model: "closed", Arrivals: "uniform", Pacing: "precise", Timeout: 30 * time.Second, line: sn.Line})
 				l.Steps = append(l.Steps, st)
 			}
 		}
@@ -272,7 +272,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 	return l
 }
 
-var stepFields = []string{"name", "model", "users", "rate", "stages", "arrivals", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
+var stepFields = []string{"name", "model", "users", "rate", "stages", "arrivals", "pacing", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
 
 // step sets on st the fields n gives, so that a profile can override some.
 func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
@@ -307,6 +307,8 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 			}
 		case "arrivals":
 			st.Arrivals = d.oneOf(v, f, "uniform", "poisson")
+		case "pacing":
+			st.Pacing = d.oneOf(v, f, "precise", "coarse")
 		case "think":
 			st.Think = d.think(v, f)
 		case "connections":
@@ -504,6 +506,8 @@ func (st *Step) problem() string {
 		return "the open model needs rate or stages"
 	case st.Model == "open" && len(st.Stages) > 0 && st.Duration > 0:
 		return "stages set the duration: drop duration"
+	case st.Model == "closed" && st.Pacing != "precise":
+		return "pacing belongs to model: open"
 	case st.Model == "open" && st.Iterations > 0:
 		return "iterations belong to model: closed"
 	}

@@ -80,6 +80,7 @@ type Step struct {
 	Rate        float64
 	Stages      []Stage
 	Arrivals    string
+	Pacing      string // precise or coarse
 	Think       [2]time.Duration
 	Connections int
 	Duration    time.Duration
