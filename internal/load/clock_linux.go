@@ -59,14 +59,7 @@ func (a *alarm) sleepUntil(ctx context.Context, offset int64) bool {
 
 // fallback is a coarse sleep, used only if the timerfd misbehaves.
 func (a *alarm) fallback(ctx context.Context, offset int64) bool {
-	t := time.NewTimer(time.Duration(offset) - time.Since(a.base))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return sleepCoarse(ctx, a.base, offset)
 }
 
 // interrupt makes a blocked sleepUntil return; used on cancellation.

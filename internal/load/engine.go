@@ -398,7 +398,13 @@ func (e *Engine) waitUntil(ctx context.Context, a *alarm, offset int64) bool {
 	if a != nil {
 		return a.sleepUntil(ctx, offset)
 	}
-	d := time.Duration(offset) - time.Since(e.base)
+	return sleepCoarse(ctx, e.base, offset)
+}
+
+// sleepCoarse waits on a Go timer until offset (ns since base) or until ctx
+// ends; false means ctx ended first.
+func sleepCoarse(ctx context.Context, base time.Time, offset int64) bool {
+	d := time.Duration(offset) - time.Since(base)
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
