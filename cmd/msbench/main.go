@@ -41,10 +41,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "msbench: %v (see 'msbench %s--help')\n", err, commandName(root, args))
+		return 2
+	case strings.HasPrefix(err.Error(), "unknown command"):
 		// Cobra's own suggestions span lines; the first says it all.
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		fmt.Fprintf(stderr, "msbench: %s (see 'msbench %s--help')\n", first, commandName(root, args))
+		fmt.Fprintf(stderr, "msbench: %s (see 'msbench --help')\n", first)
 		return 2
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(stderr, "msbench: interrupted")
@@ -89,6 +92,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd(), newRunCmd())
+	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd())
 	return root
 }

@@ -57,6 +57,24 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 	}
 }
 
+func TestRunNamesTheBadStudyFileLineAndField(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bad.yaml")
+	text := "study: bad\nservices:\n  api:\n    command: x\n    ready: {tcp: \"{addr}\"}\nload:\n  service: api\n  steps:\n    - name: s\n      users: lots\n      requests: 5\n      targets: [{path: /}]\n      colour: blue\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", file, "--root", "../.."}, &stdout, &stderr)
+	msg := stderr.String()
+	if code != 2 || !strings.Contains(msg, file+":10: load.steps[0].users: want a whole number") || !strings.Contains(msg, file+":13: load.steps[0].colour: unknown field") {
+		t.Fatalf("exit %d, stderr:\n%s", code, msg)
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+}
+
 func TestLoadWritesRecordsAndJSON(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -86,9 +87,12 @@ func output(ctx context.Context, dir string, args ...string) string {
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	line, _, _ := strings.Cut(strings.TrimSpace(ansi.ReplaceAllString(string(out), "")), "\n")
 	return line
 }
+
+// ansi matches terminal colour codes, which some tools print even to a pipe.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 func firstField(path, key string) string {
 	f, err := os.Open(path)

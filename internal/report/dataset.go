@@ -1,0 +1,159 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// Dataset is a run directory read back: the study as it was run and every
+// measured unit.
+type Dataset struct {
+	Dir      string
+	Study    *study.Study
+	Prov     results.Provenance
+	State    results.State
+	Variants []study.Variant
+	units    map[[2]string][]*Unit // (variant key, step) → repetitions
+}
+
+// Unit is one measured step of one variant in one repetition.
+type Unit struct {
+	Rep       int
+	Variant   study.Variant
+	Step      string
+	Dir       string
+	Summary   metrics.Summary
+	Warmup    *metrics.Summary
+	Resources results.StepResources
+}
+
+// Load reads a run directory.
+func Load(dir string) (*Dataset, error) {
+	if err := results.Check(dir); err != nil {
+		return nil, err
+	}
+	ds := &Dataset{Dir: dir, units: map[[2]string][]*Unit{}}
+	if err := results.ReadJSON(filepath.Join(dir, "state.json"), &ds.State); err != nil {
+		return nil, err
+	}
+	if err := results.ReadJSON(filepath.Join(dir, "provenance.json"), &ds.Prov); err != nil {
+		return nil, err
+	}
+	s, err := study.Load(filepath.Join(dir, "study.yaml"), ds.State.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("report: the run's study file: %w", err)
+	}
+	ds.Study = s
+	ds.Variants = s.Matrix()
+	run, err := results.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for rep := 1; rep <= s.Repetitions; rep++ {
+		for _, v := range ds.Variants {
+			for _, st := range s.Load.Steps {
+				if !run.IsDone(results.UnitKey(rep, v.Key(), st.Name)) {
+					continue
+				}
+				u, err := loadUnit(run.StepDir(rep, v.Key(), st.Name), rep, v, st.Name)
+				if err != nil {
+					return nil, err
+				}
+				k := [2]string{v.Key(), st.Name}
+				ds.units[k] = append(ds.units[k], u)
+			}
+		}
+	}
+	return ds, nil
+}
+
+func loadUnit(dir string, rep int, v study.Variant, step string) (*Unit, error) {
+	u := &Unit{Rep: rep, Variant: v, Step: step, Dir: dir}
+	if err := results.ReadJSON(filepath.Join(dir, "summary.json"), &u.Summary); err != nil {
+		return nil, err
+	}
+	if err := results.ReadJSON(filepath.Join(dir, "resources.json"), &u.Resources); err != nil {
+		return nil, err
+	}
+	var w metrics.Summary
+	switch err := results.ReadJSON(filepath.Join(dir, "warmup.json"), &w); {
+	case err == nil:
+		u.Warmup = &w
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
+	return u, nil
+}
+
+// Units returns the repetitions of one step of one variant.
+func (ds *Dataset) Units(variant, step string) []*Unit { return ds.units[[2]string{variant, step}] }
+
+// Merged returns one histogram of every repetition of a step of a
+// variant: name is "latency", "uncorrected" or "server_timing.METRIC".
+func (ds *Dataset) Merged(variant, step, name string) (*hdrhistogram.Histogram, error) {
+	var merged *hdrhistogram.Histogram
+	for _, u := range ds.Units(variant, step) {
+		enc, ok := u.Summary.Histograms[name]
+		if !ok || enc == "" {
+			continue
+		}
+		h, err := metrics.DecodeHistogram(enc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", u.Dir, name, err)
+		}
+		if merged == nil {
+			merged = h
+		} else {
+			merged.Merge(h)
+		}
+	}
+	return merged, nil
+}
+
+// Axis returns the variants' values on the first axis and the keys of the
+// remaining axes, the shape of most charts: groups by the first axis, one
+// series per combination of the rest.
+func (ds *Dataset) Axis() (groups []string, series []string) {
+	if len(ds.Study.Variants) == 0 {
+		return []string{"default"}, []string{""}
+	}
+	groups = ds.Study.Variants[0].Values
+	seen := map[string]bool{}
+	for _, v := range ds.Variants {
+		k := rest(v)
+		if !seen[k] {
+			seen[k] = true
+			series = append(series, k)
+		}
+	}
+	return groups, series
+}
+
+// variantFor finds the variant with first-axis value g and remaining key r.
+func (ds *Dataset) variantFor(g, r string) (study.Variant, bool) {
+	for _, v := range ds.Variants {
+		first := "default"
+		if len(v.Values) > 0 {
+			first = v.Values[0][1]
+		}
+		if first == g && rest(v) == r {
+			return v, true
+		}
+	}
+	return study.Variant{}, false
+}
+
+func rest(v study.Variant) string {
+	if len(v.Values) <= 1 {
+		return ""
+	}
+	return study.Variant{Values: v.Values[1:]}.Key()
+}

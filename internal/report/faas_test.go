@@ -1,0 +1,94 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// faasCase builds a one-repetition dataset for two frameworks and both
+// policies from stage means: rt is the round trip, h the handler, r the rpc
+// and f the function time, all in ms.
+type stageMeans struct{ rt, h, r, f, p50, p99 float64 }
+
+func faasDataset(t *testing.T, m map[[3]string]stageMeans) *Dataset {
+	t.Helper()
+	s := &study.Study{Name: "faas-gateway", Repetitions: 1,
+		Variants: []study.Axis{{Name: "framework", Values: []string{"nethttp", "gin", "fiber"}}, {Name: "policy", Values: []string{"pooled", "dial"}}},
+		Load:     study.Plan{Steps: []*study.Step{{Name: "empty"}, {Name: "math"}, {Name: "image"}}},
+	}
+	ds := &Dataset{Study: s, Variants: s.Matrix(), units: map[[2]string][]*Unit{}}
+	for _, v := range ds.Variants {
+		for _, st := range s.Load.Steps {
+			sm, ok := m[[3]string{v.Get("framework"), v.Get("policy"), st.Name}]
+			if !ok {
+				continue
+			}
+			sum := metrics.Summary{
+				Uncorrected: metrics.Distribution{Mean: sm.rt},
+				Latency:     metrics.Distribution{Mean: sm.rt, P50: sm.p50, P99: sm.p99},
+				ServerTiming: map[string]metrics.Distribution{
+					"handler": {Mean: sm.h}, "rpc": {Mean: sm.r}, "fn": {Mean: sm.f},
+				},
+			}
+			ds.units[[2]string{v.Key(), st.Name}] = []*Unit{{Rep: 1, Variant: v, Step: st.Name, Summary: sum}}
+		}
+	}
+	return ds
+}
+
+func TestFaasVerdicts(t *testing.T) {
+	m := map[[3]string]stageMeans{}
+	for _, f := range []string{"nethttp", "gin", "fiber"} {
+		for _, e := range []string{"empty", "math", "image"} {
+			// dial: the gateway waits long for the connection, so the
+			// round trip after the RPC is a big share; pooled: small.
+			m[[3]string{f, "dial", e}] = stageMeans{rt: 1.0, h: 0.8, r: 0.2, f: 0.05, p50: 1.0, p99: 2.0}
+			m[[3]string{f, "pooled", e}] = stageMeans{rt: 1.0, h: 0.9, r: 0.8, f: 0.7, p50: 1.0, p99: 2.0}
+		}
+	}
+	// gin slow and inconsistent everywhere; fiber 30% faster than net/http.
+	for _, p := range []string{"dial", "pooled"} {
+		for _, e := range []string{"empty", "math", "image"} {
+			g := m[[3]string{"gin", p, e}]
+			g.p50, g.p99 = 1.6, 9
+			m[[3]string{"gin", p, e}] = g
+			fb := m[[3]string{"fiber", p, e}]
+			fb.p50 = 0.7
+			m[[3]string{"fiber", p, e}] = fb
+		}
+	}
+	ds := faasDataset(t, m)
+	secs, err := faasGateway(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		Explained,     // small workloads: dial share (1−0.1−0.2)/1 = 70%, pooled 5%
+		Explained,     // image: same numbers, threshold 2/3
+		NotReproduced, // spread 1.6/0.7 > 1.25
+		Reproduced,    // gin worst everywhere
+		NotReproduced, // fiber 0.7× net/http
+	}
+	claims := secs[0].Claims
+	if len(claims) != len(want) {
+		t.Fatalf("%d claims", len(claims))
+	}
+	for i, c := range claims {
+		if c.Verdict != want[i] {
+			t.Errorf("claim %q: verdict %q (%s; %s), want %q", c.Text, c.Verdict, c.Measured, c.Why, want[i])
+		}
+	}
+	if len(secs[1].Figures) != 3 {
+		t.Errorf("%d stage breakdown figures, want one per endpoint", len(secs[1].Figures))
+	}
+}
+
+func TestFaasStages(t *testing.T) {
+	s := faasStages{roundTrip: 10, handler: 6, pre: 0.5, rpc: 4, fn: 3, ok: true}
+	// network 4 ms, half of it before the gateway: delta = 10 − 2 − 0.5 − 4.
+	if s.network() != 4 || s.gateway() != 2 || s.rpcOver() != 1 || s.delta() != 3.5 || s.deltaShr() != 0.35 {
+		t.Fatalf("stages %+v: network %v gateway %v rpc %v delta %v", s, s.network(), s.gateway(), s.rpcOver(), s.delta())
+	}
+}

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+)
+
+const css = `body{font-family:"Liberation Sans",Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}caption{caption-side:bottom;text-align:left;font-size:.85em;color:#555;padding-top:.3em}
+figure{margin:1.5em 0}figcaption{font-size:.85em;color:#555}.meta{color:#555;font-size:.9em}
+.v-reproduced{color:#0a6e31;font-weight:bold}.v-not-reproduced{color:#b3261e;font-weight:bold}.v-explained{color:#7a5a00;font-weight:bold}.v-not-measured{color:#666}
+td.claim,td.why{text-align:left}`
+
+func renderHTML(ds *Dataset, sections []Section) []byte {
+	var b bytes.Buffer
+	title := ds.Study.Title
+	if title == "" {
+		title = ds.Study.Name
+	}
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n", esc(title), css)
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"meta\">%s</p>\n", esc(title), esc(subtitle(ds)))
+	fmt.Fprint(&b, "<nav><ul>")
+	for i, s := range sections {
+		fmt.Fprintf(&b, "<li><a href=\"#s%d\">%s</a></li>", i, esc(s.Title))
+	}
+	fmt.Fprint(&b, "</ul></nav>\n")
+	for i, s := range sections {
+		fmt.Fprintf(&b, "<section id=\"s%d\"><h2>%s</h2>\n", i, esc(s.Title))
+		for _, p := range s.Text {
+			fmt.Fprintf(&b, "<p>%s</p>\n", esc(p))
+		}
+		if len(s.Claims) > 0 {
+			fmt.Fprint(&b, "<table><tr><th>claim</th><th>published</th><th>measured here</th><th>verdict</th><th>why</th></tr>\n")
+			for _, c := range s.Claims {
+				fmt.Fprintf(&b, "<tr><td class=\"claim\">%s</td><td class=\"claim\">%s</td><td class=\"claim\">%s</td><td class=\"v-%s\">%s</td><td class=\"why\">%s</td></tr>\n",
+					esc(c.Text), esc(c.Published), esc(c.Measured), strings.ReplaceAll(c.Verdict, " ", "-"), esc(c.Verdict), esc(c.Why))
+			}
+			fmt.Fprint(&b, "</table>\n")
+		}
+		for _, t := range s.Tables {
+			fmt.Fprint(&b, "<table>")
+			if t.Caption != "" {
+				fmt.Fprintf(&b, "<caption>%s</caption>", esc(t.Caption))
+			}
+			fmt.Fprint(&b, "<tr>")
+			for _, h := range t.Header {
+				fmt.Fprintf(&b, "<th>%s</th>", esc(h))
+			}
+			fmt.Fprint(&b, "</tr>\n")
+			for _, r := range t.Rows {
+				fmt.Fprint(&b, "<tr>")
+				for _, c := range r {
+					fmt.Fprintf(&b, "<td>%s</td>", esc(c))
+				}
+				fmt.Fprint(&b, "</tr>\n")
+			}
+			fmt.Fprint(&b, "</table>\n")
+		}
+		for _, f := range s.Figures {
+			fmt.Fprintf(&b, "<figure>%s<figcaption>%s</figcaption></figure>\n", svgBody(f.SVG), esc(f.Caption))
+		}
+		fmt.Fprint(&b, "</section>\n")
+	}
+	fmt.Fprint(&b, "</body></html>\n")
+	return b.Bytes()
+}
+
+// svgBody drops the XML prolog so the SVG can sit inline in HTML.
+func svgBody(svg []byte) []byte {
+	if i := bytes.Index(svg, []byte("<svg")); i > 0 {
+		return svg[i:]
+	}
+	return svg
+}
+
+func renderMarkdown(ds *Dataset, sections []Section) []byte {
+	var b bytes.Buffer
+	title := ds.Study.Title
+	if title == "" {
+		title = ds.Study.Name
+	}
+	fmt.Fprintf(&b, "# %s\n\n%s\n\nPlots are in report.html beside this file.\n", title, subtitle(ds))
+	for _, s := range sections {
+		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
+		for _, p := range s.Text {
+			fmt.Fprintf(&b, "%s\n\n", p)
+		}
+		if len(s.Claims) > 0 {
+			mdTable(&b, []string{"claim", "published", "measured here", "verdict", "why"}, claimRows(s.Claims))
+		}
+		for _, t := range s.Tables {
+			mdTable(&b, t.Header, t.Rows)
+			if t.Caption != "" {
+				fmt.Fprintf(&b, "_%s_\n\n", t.Caption)
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+func claimRows(cs []Claim) [][]string {
+	var rows [][]string
+	for _, c := range cs {
+		rows = append(rows, []string{c.Text, c.Published, c.Measured, "**" + c.Verdict + "**", c.Why})
+	}
+	return rows
+}
+
+func mdTable(b *bytes.Buffer, header []string, rows [][]string) {
+	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
+	fmt.Fprintf(b, "| %s |\n|", strings.Join(mapStrings(header, cell), " | "))
+	for range header {
+		fmt.Fprint(b, " --- |")
+	}
+	fmt.Fprintln(b)
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s |\n", strings.Join(mapStrings(r, cell), " | "))
+	}
+	fmt.Fprintln(b)
+}
+
+func mapStrings(xs []string, f func(string) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
+
+func subtitle(ds *Dataset) string {
+	parts := []string{}
+	if ds.Study.Source != "" {
+		parts = append(parts, "Source: "+ds.Study.Source)
+	}
+	parts = append(parts, fmt.Sprintf("Profile %s, %d repetition(s), %d variant(s). Run %s, %s.",
+		orNone(ds.State.Profile), ds.Study.Repetitions, len(ds.Variants), ds.Prov.StartedAt.Format(time.RFC3339), ds.Prov.CPUModel))
+	return strings.Join(parts, " · ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func esc(s string) string { return html.EscapeString(s) }

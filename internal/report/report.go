@@ -1,0 +1,325 @@
+// Package report turns a run directory into one self-contained HTML file
+// (inline SVG plots, no network) and a Markdown summary: tables and plots
+// per step, resource use, and, for studies that have one, an analysis that
+// sets the published claims beside what was measured.
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/msbench/msbench/internal/plot"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/stats"
+)
+
+// Section is one part of the report, rendered to HTML and Markdown alike.
+type Section struct {
+	Title   string
+	Text    []string // paragraphs, plain text
+	Claims  []Claim
+	Tables  []Table
+	Figures []Figure
+}
+
+// Table is a captioned grid of already formatted cells.
+type Table struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// Figure is a captioned inline SVG.
+type Figure struct {
+	Caption string
+	SVG     []byte
+}
+
+// Verdicts a claim can get.
+const (
+	Reproduced    = "reproduced"
+	NotReproduced = "not reproduced"
+	Explained     = "explained"
+	Undecided     = "not measured"
+)
+
+// Claim is a published statement beside what this run measured.
+type Claim struct {
+	Text      string
+	Published string
+	Measured  string
+	Verdict   string
+	Why       string
+}
+
+// Analysis adds a study's own sections: its claims, its special plots.
+type Analysis func(ds *Dataset) ([]Section, error)
+
+var analyses = map[string]Analysis{}
+
+// register makes an analysis run for a study of that name.
+func register(studyName string, a Analysis) { analyses[studyName] = a }
+
+// Write renders the report of the run in dir and returns the HTML path.
+func Write(dir string) (string, error) {
+	ds, err := Load(dir)
+	if err != nil {
+		return "", err
+	}
+	var sections []Section
+	if a, ok := analyses[ds.Study.Name]; ok {
+		own, err := a(ds)
+		if err != nil {
+			return "", fmt.Errorf("report %s: %w", ds.Study.Name, err)
+		}
+		sections = append(sections, own...)
+	}
+	steps, err := stepSections(ds)
+	if err != nil {
+		return "", err
+	}
+	sections = append(sections, steps...)
+	sections = append(sections, provenanceSection(ds))
+	html := filepath.Join(dir, "report.html")
+	if err := results.WriteFile(html, renderHTML(ds, sections)); err != nil {
+		return "", err
+	}
+	if err := results.WriteFile(filepath.Join(dir, "report.md"), renderMarkdown(ds, sections)); err != nil {
+		return "", err
+	}
+	return html, nil
+}
+
+// stepSections gives every load step a table, a latency box plot and
+// throughput and resource charts.
+func stepSections(ds *Dataset) ([]Section, error) {
+	groups, series := ds.Axis()
+	var out []Section
+	for _, st := range ds.Study.Load.Steps {
+		sec := Section{Title: "Step " + st.Name}
+		sec.Text = append(sec.Text, describeStep(ds, st.Name))
+		table := Table{
+			Caption: "Per variant, the median over repetitions (95% CI when there are several); latency from the intended send time.",
+			Header:  []string{"variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms"},
+		}
+		var boxGroups []plot.BoxGroup
+		thr := make([]plot.Series, len(series))
+		cpu := make([]plot.Series, len(series))
+		for i, r := range series {
+			thr[i] = plot.Series{Name: seriesName(r)}
+			cpu[i] = plot.Series{Name: seriesName(r)}
+		}
+		for _, g := range groups {
+			bg := plot.BoxGroup{Label: g}
+			for i, r := range series {
+				v, ok := ds.variantFor(g, r)
+				units := ds.Units(v.Key(), st.Name)
+				if !ok || len(units) == 0 {
+					thr[i].Values = append(thr[i].Values, nan)
+					cpu[i].Values = append(cpu[i].Values, nan)
+					continue
+				}
+				h, err := ds.Merged(v.Key(), st.Name, "latency")
+				if err != nil {
+					return nil, err
+				}
+				if h != nil {
+					bg.Boxes = append(bg.Boxes, box(seriesName(r), h))
+				}
+				row, tput, cpuPerReq := variantRow(v.Key(), units)
+				table.Rows = append(table.Rows, row)
+				thr[i].Values = append(thr[i].Values, tput)
+				cpu[i].Values = append(cpu[i].Values, cpuPerReq)
+			}
+			boxGroups = append(boxGroups, bg)
+		}
+		sec.Tables = append(sec.Tables, table)
+		if svg, err := plot.BoxPlot(st.Name+": latency", "latency (ms)", boxGroups, plot.Options{LogY: true}); err == nil {
+			sec.Figures = append(sec.Figures, Figure{Caption: "Latency per variant, all repetitions merged. " + plot.WhiskersMinP99.Caption(), SVG: svg})
+		} else {
+			sec.Text = append(sec.Text, "Latency plot unavailable: "+err.Error())
+		}
+		if svg, err := plot.GroupedBars(st.Name+": throughput", "requests per second", groups, thr, plot.Options{}); err == nil {
+			sec.Figures = append(sec.Figures, Figure{Caption: "Completed requests per second.", SVG: svg})
+		}
+		if svg, err := plot.GroupedBars(st.Name+": CPU per request", "CPU ms per request (all services)", groups, cpu, plot.Options{}); err == nil {
+			sec.Figures = append(sec.Figures, Figure{Caption: "User + system CPU time of every service during the step, divided by the requests completed.", SVG: svg})
+		}
+		out = append(out, sec)
+	}
+	return out, nil
+}
+
+var nan = stats.Median(nil)
+
+func seriesName(r string) string {
+	if r == "" {
+		return "measured"
+	}
+	return r
+}
+
+func box(name string, h *hdrhistogram.Histogram) plot.Box {
+	ms := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1e6 }
+	return plot.Box{Series: name, Min: float64(h.Min()) / 1e6, P25: ms(25), P50: ms(50), P75: ms(75), P99: ms(99), Max: float64(h.Max()) / 1e6, N: int(h.TotalCount())}
+}
+
+// variantRow formats one table row and returns the median throughput and
+// CPU per request for charts.
+func variantRow(key string, units []*Unit) ([]string, float64, float64) {
+	col := func(f func(u *Unit) float64) []float64 {
+		out := make([]float64, len(units))
+		for i, u := range units {
+			out[i] = f(u)
+		}
+		return out
+	}
+	reqs := col(func(u *Unit) float64 { return float64(u.Summary.Requests) })
+	ok := col(func(u *Unit) float64 { return 100 * u.Summary.SuccessRate })
+	tput := col(func(u *Unit) float64 { return u.Summary.ThroughputRPS })
+	cpu := col(func(u *Unit) float64 { return 1000 * cpuSeconds(u) / max(float64(u.Summary.Requests), 1) })
+	mem := col(func(u *Unit) float64 { return float64(peakMemory(u)) / (1 << 20) })
+	warm := col(func(u *Unit) float64 {
+		if u.Warmup == nil {
+			return nan
+		}
+		return u.Warmup.Latency.P50
+	})
+	row := []string{key, fmt.Sprint(len(units)), num(stats.Median(reqs), 0), num(stats.Median(ok), 2),
+		withCI(tput, 1),
+		withCI(col(func(u *Unit) float64 { return u.Summary.Latency.P50 }), 3),
+		withCI(col(func(u *Unit) float64 { return u.Summary.Latency.P90 }), 3),
+		withCI(col(func(u *Unit) float64 { return u.Summary.Latency.P99 }), 3),
+		num(stats.Median(col(func(u *Unit) float64 { return u.Summary.Latency.Max })), 3),
+		withCI(cpu, 3), num(stats.Median(mem), 1), num(stats.Median(warm), 3)}
+	return row, stats.Median(tput), stats.Median(cpu)
+}
+
+func cpuSeconds(u *Unit) float64 {
+	total := 0.0
+	for _, s := range u.Resources.Services {
+		total += s.CPUUserS + s.CPUSysS
+	}
+	return total
+}
+
+func peakMemory(u *Unit) int64 {
+	var total int64
+	for _, s := range u.Resources.Services {
+		total += s.PeakMemBytes
+	}
+	return total
+}
+
+// withCI formats the median of repetitions, with a 95% interval of the
+// mean when there are enough of them to have one.
+func withCI(xs []float64, digits int) string {
+	m := stats.Median(xs)
+	if len(xs) < 2 {
+		return num(m, digits)
+	}
+	lo, hi := stats.MeanCI(xs, 0.95)
+	return fmt.Sprintf("%s (%s–%s)", num(m, digits), num(lo, digits), num(hi, digits))
+}
+
+func num(x float64, digits int) string {
+	if x != x {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", digits, x)
+}
+
+func describeStep(ds *Dataset, name string) string {
+	for _, st := range ds.Study.Load.Steps {
+		if st.Name != name {
+			continue
+		}
+		var parts []string
+		if st.Model == "open" {
+			parts = append(parts, fmt.Sprintf("open model, %g req/s", st.Rate))
+			if st.Connections > 0 {
+				parts = append(parts, fmt.Sprintf("%d connections", st.Connections))
+			}
+		} else {
+			parts = append(parts, fmt.Sprintf("closed model, %d users", st.Users))
+			if st.Think[1] > 0 {
+				parts = append(parts, fmt.Sprintf("think %v–%v", st.Think[0], st.Think[1]))
+			}
+		}
+		if st.Requests > 0 {
+			parts = append(parts, fmt.Sprintf("%d requests", st.Requests))
+		}
+		if st.Duration > 0 {
+			parts = append(parts, fmt.Sprintf("%v", st.Duration))
+		}
+		if st.Iterations > 0 {
+			parts = append(parts, fmt.Sprintf("%d iterations per user", st.Iterations))
+		}
+		if w := st.Warmup; w.Requests > 0 || w.Duration > 0 {
+			parts = append(parts, fmt.Sprintf("after a warm-up of %s reported apart", warmupText(w.Requests, w.Duration.String())))
+		}
+		var targets []string
+		for _, t := range st.Targets {
+			targets = append(targets, t.Method+" "+t.Path)
+		}
+		return "Load: " + strings.Join(parts, ", ") + "; targets " + strings.Join(targets, ", ") + "."
+	}
+	return ""
+}
+
+func warmupText(requests int64, duration string) string {
+	if requests > 0 {
+		return fmt.Sprintf("%d requests", requests)
+	}
+	return duration
+}
+
+func provenanceSection(ds *Dataset) Section {
+	p := ds.Prov
+	rows := [][]string{
+		{"study file", p.StudyFile},
+		{"profile", p.Profile},
+		{"git commit", p.GitCommit + dirty(p.GitDirty)},
+		{"CPU", fmt.Sprintf("%s, %d cores", p.CPUModel, p.Cores)},
+		{"memory", fmt.Sprintf("%.1f GiB", float64(p.MemoryBytes)/(1<<30))},
+		{"kernel", p.Kernel},
+		{"resource accounting", p.ResourceMethod},
+		{"started", p.StartedAt.Format("2006-01-02 15:04:05 MST")},
+		{"ended", p.EndedAt.Format("2006-01-02 15:04:05 MST")},
+	}
+	for _, k := range sortedKeys(p.Toolchains) {
+		rows = append(rows, []string{"toolchain " + k, p.Toolchains[k]})
+	}
+	for _, k := range sortedKeys(p.Builds) {
+		rows = append(rows, []string{"build " + k, p.Builds[k][:min(16, len(p.Builds[k]))]})
+	}
+	sec := Section{Title: "Provenance", Tables: []Table{{Header: []string{"what", "value"}, Rows: rows}}}
+	if len(ds.State.Failed) > 0 {
+		t := Table{Caption: "Runs that failed (their logs are in logs/).", Header: []string{"run", "why"}}
+		for _, k := range sortedKeys(ds.State.Failed) {
+			t.Rows = append(t.Rows, []string{k, ds.State.Failed[k]})
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
+}
+
+func dirty(d bool) string {
+	if d {
+		return " (with uncommitted changes)"
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
