@@ -44,4 +44,3 @@ func writeReport(dir string) (string, error) {
 	}
 	return path, nil
 }
-
