@@ -88,7 +88,7 @@ func TestFaasVerdicts(t *testing.T) {
 func TestFaasStages(t *testing.T) {
 	s := faasStages{roundTrip: 10, handler: 6, pre: 0.5, rpc: 4, fn: 3, ok: true}
 	// network 4 ms, half of it before the gateway: delta = 10 − 2 − 0.5 − 4.
-	if s.network() != 4 || s.gateway() != 2 || s.rpcOver() != 1 || s.delta() != 3.5 || s.deltaShr() != 0.35 {
-		t.Fatalf("stages %+v: network %v gateway %v rpc %v delta %v", s, s.network(), s.gateway(), s.rpcOver(), s.delta())
+	if s.network() != 4 || s.after() != 1.5 || s.rpcOver() != 1 || s.delta() != 3.5 || s.deltaShr() != 0.35 {
+		t.Fatalf("stages %+v: network %v after %v rpc %v delta %v", s, s.network(), s.after(), s.rpcOver(), s.delta())
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
@@ -187,4 +189,14 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 		defer c.cancel()
 	}
 	return c.w.Write(p)
+}
+
+func TestStudyKnowsEveryDependencyKind(t *testing.T) {
+	var kinds []string
+	for _, k := range deps.Kinds() {
+		kinds = append(kinds, string(k))
+	}
+	if !slices.Equal(kinds, study.DependencyKinds) {
+		t.Fatalf("deps offers %v, study files accept %v", kinds, study.DependencyKinds)
+	}
 }

@@ -10,24 +10,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/study"
 )
 
-// instance is one running replica of a service.
+// instance is one running replica of a service, or one process of a
+// dependency.
 type instance struct {
 	name    string // service, or service-N for replicas after the first
 	service string
 	addr    string
 	proc    *proc.Process
 	tracked resources.Tracked
+	dep     bool
 }
 
 // deployment is everything one variant runs: started in dependency order,
 // stopped in reverse, never outliving the runner.
 type deployment struct {
 	group     proc.Group
+	deps      []*deps.Instance
 	instances []*instance
 	tmp       string
 	acct      resources.Accountant
@@ -52,6 +56,11 @@ type deployConfig struct {
 func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	d = &deployment{acct: c.acct, sampler: resources.NewSampler(0)}
 	d.tmp, err = os.MkdirTemp(c.tmpRoot, "svc-")
+	if err == nil {
+		// Dependencies run as their own system users (postgres, mysql),
+		// who must reach their directories below this one.
+		err = os.Chmod(d.tmp, 0o755)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}
@@ -67,6 +76,11 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	}
 	for _, kv := range c.variant.Values {
 		values[kv[0]] = kv[1]
+	}
+	for _, dep := range c.study.Deps {
+		if err := d.startDep(ctx, c, dep, values); err != nil {
+			return d, err
+		}
 	}
 	// Every address is chosen before anything starts, so a service can be
 	// told where one that starts after it will listen.
@@ -146,15 +160,9 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p}
 	d.instances = append(d.instances, inst)
 	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes}
-	inst.tracked, err = c.acct.Track(name, p.Pid(), limits)
-	if errors.Is(err, resources.ErrLimitsUnsupported) {
-		d.warnings = append(d.warnings, fmt.Sprintf("%s: limits not enforced: %v", name, err))
-		inst.tracked, err = c.acct.Track(name, p.Pid(), resources.Limits{})
+	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("start %s: account resources: %w", name, err)
-	}
-	d.sampler.Add(inst.tracked)
 	check, err := readiness(svc.Ready, values)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -163,6 +171,58 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	return inst, nil
+}
+
+// startDep starts a dependency, publishes its values as {dep.NAME.KEY}
+// placeholders and accounts each of its processes.
+func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.Dependency, values map[string]string) error {
+	kind, err := deps.ParseKind(dep.Kind)
+	if err != nil {
+		return fmt.Errorf("dependency %s: %w", dep.Name, err)
+	}
+	in, err := deps.Start(ctx, kind, deps.Options{
+		Name:   dep.Name,
+		Dir:    filepath.Join(d.tmp, "dep-"+dep.Name),
+		LogDir: c.logDir,
+		Ports:  c.ports,
+		Root:   c.values["root"],
+	})
+	if err != nil {
+		return fmt.Errorf("dependency %s: %w", dep.Name, err)
+	}
+	d.deps = append(d.deps, in)
+	c.progress("  started %s (%s) on %s in %.2fs", dep.Name, dep.Kind, in.Addr, in.StartupTime.Seconds())
+	for k, v := range in.Values {
+		values["dep."+dep.Name+"."+k] = v
+	}
+	limits := resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes}
+	for i, p := range in.Processes() {
+		name := dep.Name
+		if i > 0 {
+			name = fmt.Sprintf("%s-%s", dep.Name, p.Name())
+		}
+		tracked, err := d.track(c.acct, name, p.Pid(), limits)
+		if err != nil {
+			return err
+		}
+		d.instances = append(d.instances, &instance{name: name, service: dep.Name, addr: in.Addr, proc: p, tracked: tracked, dep: true})
+	}
+	return nil
+}
+
+// track accounts a process, falling back to no caps (with a warning) where
+// the machine cannot enforce them.
+func (d *deployment) track(acct resources.Accountant, name string, pid int, limits resources.Limits) (resources.Tracked, error) {
+	tracked, err := acct.Track(name, pid, limits)
+	if errors.Is(err, resources.ErrLimitsUnsupported) {
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: limits not enforced: %v", name, err))
+		tracked, err = acct.Track(name, pid, resources.Limits{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("account resources of %s: %w", name, err)
+	}
+	d.sampler.Add(tracked)
+	return tracked, nil
 }
 
 func readiness(r study.Ready, values map[string]string) (proc.Check, error) {
@@ -193,6 +253,9 @@ func (d *deployment) stop() error {
 		d.stopSamp()
 	}
 	err := d.group.StopAll(context.Background(), 5*time.Second)
+	for i := len(d.deps) - 1; i >= 0; i-- {
+		err = errors.Join(err, d.deps[i].Stop())
+	}
 	for _, in := range d.instances {
 		if in.tracked != nil {
 			err = errors.Join(err, in.tracked.Close())
@@ -201,10 +264,10 @@ func (d *deployment) stop() error {
 	return errors.Join(err, os.RemoveAll(d.tmp))
 }
 
-// instanceAddr is the first instance of a service.
+// instance is the first instance of a service.
 func (d *deployment) instance(service string) *instance {
 	for _, in := range d.instances {
-		if in.service == service {
+		if in.service == service && !in.dep {
 			return in
 		}
 	}

@@ -64,7 +64,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	s := &Study{File: file, Repetitions: 1}
 	var profiles *yaml.Node
 	present := map[string]bool{}
-	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "services", "variants", "load", "repetitions", "profiles", "paper") {
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "load", "repetitions", "profiles", "paper") {
 		present[e.key] = true
 		switch e.key {
 		case "study":
@@ -75,6 +75,8 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Source = d.str(e.value, "source")
 		case "builds":
 			s.Builds = d.builds(e.value)
+		case "dependencies":
+			s.Deps = d.dependencies(e.value)
 		case "services":
 			s.Services = d.services(e.value)
 		case "variants":
@@ -141,6 +143,30 @@ func (d *decoder) builds(n *yaml.Node) []*Build {
 			d.errorf(e.value, f, "a build needs dir and command")
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+func (d *decoder) dependencies(n *yaml.Node) []*Dependency {
+	var out []*Dependency
+	for _, e := range d.mapping(n, "dependencies") {
+		f := join("dependencies", e.key)
+		dep := &Dependency{Name: e.key}
+		for _, de := range d.mapping(e.value, f, "kind", "limits") {
+			switch de.key {
+			case "kind":
+				dep.Kind = d.nonEmpty(de.value, join(f, "kind"))
+				if dep.Kind != "" && !slices.Contains(DependencyKinds, dep.Kind) {
+					d.errorf(de.value, join(f, "kind"), "unknown kind %q (known: %s)", dep.Kind, strings.Join(DependencyKinds, ", "))
+				}
+			case "limits":
+				dep.Limits = d.limits(de.value, join(f, "limits"))
+			}
+		}
+		if dep.Kind == "" {
+			d.errorf(e.value, f, "a dependency needs a kind")
+		}
+		out = append(out, dep)
 	}
 	return out
 }
@@ -463,8 +489,11 @@ func (d *decoder) check(s *Study) {
 		}
 		for _, a := range svc.After {
 			if s.Service(a) == nil || a == svc.Name {
-				d.errorf(nil, join(f, "after"), "no other service named %q", a)
+				d.errorf(nil, join(f, "after"), "no other service named %q (dependencies start before every service)", a)
 			}
+		}
+		if s.Dependency(svc.Name) != nil {
+			d.errorf(nil, f, "a dependency has the same name")
 		}
 	}
 	if err := cycle(s); err != nil {

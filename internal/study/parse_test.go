@@ -12,6 +12,8 @@ import (
 const valid = `study: demo
 builds:
   app: {dir: services/demo, command: "go build -o {out}/ ./..."}
+dependencies:
+  pg: {kind: postgres}
 services:
   db:
     command: "sleep 100"
@@ -19,7 +21,7 @@ services:
   api:
     build: app
     command: "{build.app}/api-{lang}"
-    env: {ADDR: "{addr}", DB: "{service.db.addr}", MODE: "{mode}"}
+    env: {ADDR: "{addr}", DB: "{service.db.addr}", MODE: "{mode}", PG: "{dep.pg.url}"}
     after: [db]
     replicas: 2
     limits: {cpus: 1.5, memory: 256MiB}
@@ -100,16 +102,16 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		replace [2]string // applied to valid
 		want    string
 	}{
-		{"unknown field", [2]string{"replicas: 2", "replica: 2"}, "demo.yaml:13: services.api.replica: unknown field"},
-		{"bad number", [2]string{"users: 10", "users: many"}, `demo.yaml:23: load.steps[0].users: want a whole number, got "many"`},
-		{"zero users", [2]string{"users: 10", "users: 0"}, "demo.yaml:23: load.steps[0].users: want at least 1"},
-		{"bad duration", [2]string{"duration: 1m", "duration: forever"}, `demo.yaml:30: load.steps[1].duration: want a duration`},
-		{"bad memory", [2]string{"memory: 256MiB", "memory: lots"}, "demo.yaml:14: services.api.limits.memory: want a size"},
-		{"bad model", [2]string{"model: open", "model: half-open"}, `demo.yaml:28: load.steps[1].model: "half-open" is not one of closed, open`},
+		{"unknown field", [2]string{"replicas: 2", "replica: 2"}, "demo.yaml:15: services.api.replica: unknown field"},
+		{"bad number", [2]string{"users: 10", "users: many"}, `demo.yaml:25: load.steps[0].users: want a whole number, got "many"`},
+		{"zero users", [2]string{"users: 10", "users: 0"}, "demo.yaml:25: load.steps[0].users: want at least 1"},
+		{"bad duration", [2]string{"duration: 1m", "duration: forever"}, `demo.yaml:32: load.steps[1].duration: want a duration`},
+		{"bad memory", [2]string{"memory: 256MiB", "memory: lots"}, "demo.yaml:16: services.api.limits.memory: want a size"},
+		{"bad model", [2]string{"model: open", "model: half-open"}, `demo.yaml:30: load.steps[1].model: "half-open" is not one of closed, open`},
 		{"unknown build", [2]string{"build: app", "build: ap"}, `services.api.build: no build named "ap"`},
 		{"unknown after", [2]string{"after: [db]", "after: [dbx]"}, `services.api.after: no other service named "dbx"`},
-		{"unknown placeholder", [2]string{"{service.db.addr}", "{service.dbx.addr}"}, "demo.yaml:11: services.api.env.DB: {service.dbx.addr}"},
-		{"unknown axis", [2]string{"api-{lang}", "api-{language}"}, "demo.yaml:10: services.api.command: {language}: unknown placeholder"},
+		{"unknown placeholder", [2]string{"{service.db.addr}", "{service.dbx.addr}"}, "demo.yaml:13: services.api.env.DB: {service.dbx.addr}"},
+		{"unknown axis", [2]string{"api-{lang}", "api-{language}"}, "demo.yaml:12: services.api.command: {language}: unknown placeholder"},
 		{"out outside build", [2]string{`ADDR: "{addr}"`, `ADDR: "{out}"`}, "{out} exists only in build commands"},
 		{"no ready", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {}"}, "services.db.ready: give exactly one of http or tcp"},
 		{"open with users", [2]string{"rate: 50.5", "rate: 50.5\n      users: 3"}, "load.steps[1]: users belong to model: closed"},
@@ -119,6 +121,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"profile unknown value", [2]string{"mode: [a]", "mode: [z]"}, `profiles.quick.variants.mode: "z" is not a value of axis mode`},
 		{"syntax", [2]string{"lang: [go, java]", "lang: [go, java"}, "demo.yaml:"},
 		{"cycle", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {tcp: \"{addr}\"}\n    after: [api]"}, "start order has a cycle"},
+		{"unknown dependency kind", [2]string{"kind: postgres", "kind: oracle"}, "demo.yaml:5: dependencies.pg.kind: unknown"},
+		{"unknown dependency key", [2]string{"{dep.pg.url}", "{dep.pg.uri}"}, "{dep.pg.uri}: want {dep.NAME.KEY}"},
 		{"duplicate key", [2]string{"repetitions: 3", "repetitions: 3\nrepetitions: 4"}, "repetitions: given twice"},
 	}
 	for _, tt := range tests {

@@ -20,12 +20,14 @@ import (
 //	{service.NAME.addr}       another service's address (first replica);
 //	{service.NAME.addrs}      all replicas' addresses, comma-separated;
 //	{service.NAME.port}       and its port
+//	{dep.NAME.KEY}            a dependency's addr, host, port, url, user,
+//	                          password, database (and dsn for MariaDB)
 //	{root} {data}             the repository root; the shared data directory
 //	{AXIS}                    the variant's value on that axis, e.g. {framework}
 var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*(?:\.[a-z0-9_-]+)*)\}`)
 
 // reserved names cannot be axis names.
-var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "root": true, "data": true}
+var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "root": true, "data": true}
 
 func reservedList() string {
 	var names []string
@@ -35,6 +37,9 @@ func reservedList() string {
 	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
+
+// depKeys are the values every dependency offers (deps.Instance.Values).
+var depKeys = []string{"addr", "host", "port", "url", "user", "password", "database", "dsn"}
 
 type ref struct {
 	line  int
@@ -78,6 +83,11 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 	case parts[0] == "service":
 		if len(parts) != 3 || s.Service(parts[1]) == nil || !slices.Contains([]string{"addr", "addrs", "port"}, parts[2]) {
 			return "want {service.NAME.addr}, {service.NAME.addrs} or {service.NAME.port} of a declared service"
+		}
+		return ""
+	case parts[0] == "dep":
+		if len(parts) != 3 || s.Dependency(parts[1]) == nil || !slices.Contains(depKeys, parts[2]) {
+			return "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", ")
 		}
 		return ""
 	case len(parts) == 1 && slices.ContainsFunc(s.Variants, func(a Axis) bool { return a.Name == name }):

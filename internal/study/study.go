@@ -14,6 +14,7 @@ type Study struct {
 	Source      string
 	File        string
 	Builds      []*Build
+	Deps        []*Dependency
 	Services    []*Service
 	Variants    []Axis // the matrix; each combination is one variant
 	Load        Plan
@@ -31,6 +32,28 @@ type Build struct {
 	Command string // run by sh in Dir; {out} is the artifact directory
 	// Ignore lists path prefixes under Dir that do not change the build.
 	Ignore []string
+}
+
+// Dependency is a real server (a database, a broker) msbench starts for
+// every variant before the services, from Debian's packages.
+type Dependency struct {
+	Name   string
+	Kind   string // postgres, redis, rabbitmq, mariadb, mongo
+	Limits Limits
+}
+
+// DependencyKinds are the servers msbench can start (package deps, which
+// the runner's tests hold to this list).
+var DependencyKinds = []string{"mariadb", "mongo", "postgres", "rabbitmq", "redis"}
+
+// Dependency returns the named dependency or nil.
+func (s *Study) Dependency(name string) *Dependency {
+	for _, d := range s.Deps {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
 }
 
 // Service is one process (or several replicas) under test.

@@ -1,0 +1,37 @@
+// Command gateway-fiber is the gateway on Fiber v2, which runs on fasthttp
+// rather than net/http (the engine nuclio uses).
+package main
+
+import (
+	"net"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/msbench/msbench/services/faas-gateway/gateway"
+)
+
+func serve(g *gateway.Gateway, ln net.Listener) error {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Get(gateway.HealthPath, func(c *fiber.Ctx) error {
+		return c.SendString(gateway.HealthBody)
+	})
+	for _, ep := range gateway.Endpoints {
+		app.Get(ep.Path, handler(g, ep))
+	}
+	return app.Listener(ln)
+}
+
+func handler(g *gateway.Gateway, ep gateway.Endpoint) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		// fasthttp has no per-request cancellation; UserContext is Fiber's
+		// context.Context for calls made by a handler.
+		res := g.Handle(c.UserContext(), ep, func(key string) string { return c.Query(key) })
+		c.Set(gateway.TimingHeader, res.Timing)
+		c.Set(fiber.HeaderContentType, res.ContentType)
+		return c.Status(res.Status).Send(res.Body)
+	}
+}
+
+func main() {
+	gateway.Main("fiber", serve)
+}

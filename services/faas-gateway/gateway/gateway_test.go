@@ -1,0 +1,222 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/services/faas-gateway/function"
+	"github.com/msbench/msbench/services/faas-gateway/rpcclient"
+	"github.com/msbench/msbench/services/faas-gateway/rpctest"
+)
+
+var timingMetric = regexp.MustCompile(`^(handler|rpc|fn);dur=\d+\.\d{6}$`)
+
+// metrics checks the Server-Timing value's syntax and returns its names.
+func metrics(t *testing.T, value string) []string {
+	t.Helper()
+	var names []string
+	for _, m := range strings.Split(value, ", ") {
+		if !timingMetric.MatchString(m) {
+			t.Errorf("Server-Timing metric %q is malformed (value %q)", m, value)
+		}
+		names = append(names, strings.SplitN(m, ";", 2)[0])
+	}
+	return names
+}
+
+func endpoint(t *testing.T, path string) Endpoint {
+	t.Helper()
+	for _, ep := range Endpoints {
+		if ep.Path == path {
+			return ep
+		}
+	}
+	t.Fatalf("no endpoint %s", path)
+	return Endpoint{}
+}
+
+func newGateway(t *testing.T, rpcAddr string) *Gateway {
+	t.Helper()
+	g, err := New(Config{
+		Addr:     "127.0.0.1:0",
+		RPC:      rpcclient.Config{Addr: rpcAddr, Policy: rpcclient.PolicyPooled},
+		MaxMathN: 1_000_000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func query(params map[string]string) func(string) string {
+	return func(key string) string { return params[key] }
+}
+
+func TestHandle(t *testing.T) {
+	srv, err := rpctest.Start("127.0.0.1:0", function.NewService("", time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	g := newGateway(t, srv.Addr)
+
+	tests := []struct {
+		path     string
+		n        string // "" leaves n out of the query
+		status   int
+		body     string // substring of the body
+		nMetrics int
+	}{
+		{"/empty", "", http.StatusOK, "", 3},
+		{"/sleep", "", http.StatusOK, "", 3},
+		{"/math", "1000", http.StatusOK, "3.", 3},
+		{"/math", "1000000", http.StatusOK, "3.1", 3},
+		{"/math", "", http.StatusBadRequest, "missing query parameter n", 1},
+		{"/math", "-1", http.StatusBadRequest, "unsigned 64-bit integer", 1},
+		{"/math", "abc", http.StatusBadRequest, "unsigned 64-bit integer", 1},
+		{"/math", "1.5", http.StatusBadRequest, "unsigned 64-bit integer", 1},
+		{"/math", "18446744073709551616", http.StatusBadRequest, "unsigned 64-bit integer", 1},
+		{"/math", "0", http.StatusBadRequest, "at least 1", 1},
+		{"/math", "1000001", http.StatusBadRequest, "limit of 1000000", 1},
+		{"/math", "18446744073709551615", http.StatusBadRequest, "MATH_MAX_N", 1},
+	}
+	for _, tt := range tests {
+		params := map[string]string{}
+		if tt.n != "" {
+			params["n"] = tt.n
+		}
+		res := g.Handle(context.Background(), endpoint(t, tt.path), query(params))
+		if res.Status != tt.status || !strings.Contains(string(res.Body), tt.body) {
+			t.Errorf("%s n=%q: %d %q, want %d containing %q", tt.path, tt.n, res.Status, res.Body, tt.status, tt.body)
+		}
+		if names := metrics(t, res.Timing); len(names) != tt.nMetrics || names[0] != MetricHandler {
+			t.Errorf("%s n=%q: Server-Timing %q, want %d metrics starting with handler", tt.path, tt.n, res.Timing, tt.nMetrics)
+		}
+		if !strings.HasPrefix(res.ContentType, "text/plain") {
+			t.Errorf("%s n=%q: Content-Type %q, want text/plain", tt.path, tt.n, res.ContentType)
+		}
+	}
+}
+
+func TestHandleRPCDown(t *testing.T) {
+	srv, err := rpctest.Start("127.0.0.1:0", function.NewService("", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, srv.Addr)
+	srv.Stop()
+
+	start := time.Now()
+	res := g.Handle(context.Background(), endpoint(t, "/empty"), query(nil))
+	if res.Status != http.StatusServiceUnavailable || !strings.Contains(string(res.Body), "unavailable") {
+		t.Errorf("RPC down: %d %q, want 503 saying unavailable", res.Status, res.Body)
+	}
+	if elapsed := time.Since(start); elapsed > time.Second {
+		t.Errorf("RPC down answer took %v", elapsed)
+	}
+	if names := metrics(t, res.Timing); len(names) != 1 {
+		t.Errorf("RPC down Server-Timing %q, want handler only", res.Timing)
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	if res := g.Handle(context.Background(), endpoint(t, "/empty"), query(nil)); res.Status != http.StatusOK {
+		t.Errorf("after restart: %d %q, want 200", res.Status, res.Body)
+	}
+}
+
+func TestRPCStatus(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{rpcclient.ErrUnavailable, http.StatusServiceUnavailable},
+		{context.DeadlineExceeded, http.StatusGatewayTimeout},
+		{context.Canceled, http.StatusBadGateway},
+		{function.ErrNoSamples, http.StatusBadGateway},
+	}
+	for _, tt := range tests {
+		if got := rpcStatus(tt.err); got != tt.want {
+			t.Errorf("rpcStatus(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestTimingHeader(t *testing.T) {
+	tests := []struct {
+		t    timing
+		want string
+	}{
+		{timing{handler: 1500 * time.Microsecond}, "handler;dur=1.500000"},
+		{
+			timing{handler: 2 * time.Millisecond, rpc: time.Millisecond, rpcSet: true, fn: 42, fnSet: true},
+			"handler;dur=2.000000, rpc;dur=1.000000, fn;dur=0.000042",
+		},
+	}
+	for _, tt := range tests {
+		if got := tt.t.header(); got != tt.want {
+			t.Errorf("header() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    Config
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			env:  map[string]string{"ADDR": "127.0.0.1:5555"},
+			want: Config{
+				Addr:     "127.0.0.1:5555",
+				RPC:      rpcclient.Config{Addr: function.DefaultAddr, Policy: rpcclient.PolicyPooled},
+				MaxMathN: DefaultMaxMathN,
+			},
+		},
+		{
+			name: "everything set",
+			env: map[string]string{
+				"ADDR": "127.0.0.1:5556", "RPC_ADDR": "127.0.0.1:9000", "RPC_POLICY": "dial",
+				"RPC_TIMEOUT": "2s", "RPC_POOL_SIZE": "8", "MATH_MAX_N": "1000",
+			},
+			want: Config{
+				Addr: "127.0.0.1:5556",
+				RPC: rpcclient.Config{
+					Addr: "127.0.0.1:9000", Policy: rpcclient.PolicyDial,
+					CallTimeout: 2 * time.Second, PoolSize: 8,
+				},
+				MaxMathN: 1000,
+			},
+		},
+		{name: "no addr", env: map[string]string{}, wantErr: "ADDR"},
+		{name: "bad policy", env: map[string]string{"ADDR": "x", "RPC_POLICY": "often"}, wantErr: "RPC_POLICY"},
+		{name: "bad timeout", env: map[string]string{"ADDR": "x", "RPC_TIMEOUT": "5"}, wantErr: "RPC_TIMEOUT"},
+		{name: "negative timeout", env: map[string]string{"ADDR": "x", "RPC_TIMEOUT": "-1s"}, wantErr: "RPC_TIMEOUT"},
+		{name: "bad pool", env: map[string]string{"ADDR": "x", "RPC_POOL_SIZE": "0"}, wantErr: "RPC_POOL_SIZE"},
+		{name: "bad max n", env: map[string]string{"ADDR": "x", "MATH_MAX_N": "-3"}, wantErr: "MATH_MAX_N"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ConfigFromEnv(query(tt.env))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("ConfigFromEnv = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
