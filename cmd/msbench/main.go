@@ -92,6 +92,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd())
+	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd())
 	return root
 }

@@ -1,0 +1,333 @@
+// Package deps starts the databases and brokers that services under test
+// depend on (PostgreSQL, Redis, RabbitMQ, MariaDB and a MongoDB stand-in) as
+// real servers, as children of msbench supervised by package proc, each on a
+// free loopback port with a private data directory. Nothing is shared with a
+// system installation: no config file of the host is read, no system service
+// is started, and Stop leaves no process, port or file behind.
+package deps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/msbench/msbench/internal/proc"
+)
+
+// Kind names a dependency that msbench can start.
+type Kind string
+
+// The kinds msbench can start. Mongo is served by FerretDB (MongoDB wire
+// protocol on SQLite), because Debian packages no MongoDB server.
+const (
+	Postgres Kind = "postgres"
+	Redis    Kind = "redis"
+	RabbitMQ Kind = "rabbitmq"
+	MariaDB  Kind = "mariadb"
+	Mongo    Kind = "mongo"
+)
+
+// servers makes the implementation of each kind.
+var servers = map[Kind]func() server{
+	Postgres: func() server { return &postgres{} },
+	Redis:    func() server { return &redis{} },
+	RabbitMQ: func() server { return &rabbitmq{} },
+	MariaDB:  func() server { return &mariadb{} },
+	Mongo:    func() server { return &mongo{} },
+}
+
+// Kinds lists every kind, sorted.
+func Kinds() []Kind {
+	kinds := make([]Kind, 0, len(servers))
+	for k := range servers {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
+
+// ParseKind returns the kind named s, or an error listing the known kinds.
+func ParseKind(s string) (Kind, error) {
+	if _, ok := servers[Kind(s)]; ok {
+		return Kind(s), nil
+	}
+	names := make([]string, 0, len(servers))
+	for _, k := range Kinds() {
+		names = append(names, string(k))
+	}
+	return "", fmt.Errorf("unknown dependency %q (known: %s)", s, strings.Join(names, ", "))
+}
+
+// Options says where an instance lives. Every field is optional.
+type Options struct {
+	// Name tells instances apart in process names and log files; default
+	// the kind.
+	Name string
+	// Dir is the instance's private directory (data, sockets, config),
+	// created if missing and removed by Stop. Its parents must be
+	// searchable by the system users postgres and mysql, which run those
+	// servers. Default: a new directory in os.TempDir().
+	Dir string
+	// LogDir receives the servers' output, one file per process, kept
+	// after Stop. Default: Dir, so the logs go with it.
+	LogDir string
+	// Ports hands out the instance's ports; share one allocator per run.
+	// Default: one allocator shared by the whole process.
+	Ports *proc.PortAllocator
+	// BinDir, if set, is the only place server programs are looked for,
+	// instead of PATH and the Debian packages' own directories.
+	BinDir string
+	// Root is the msbench checkout, which holds tools/ferretdb and the
+	// build cache .cache/; default: found upwards from the working
+	// directory.
+	Root string
+}
+
+var defaultPorts proc.PortAllocator
+
+const (
+	// readyTimeout is generous because parallel starts on 2 cores slow
+	// each other down; a healthy server is ready in a few seconds.
+	readyTimeout = 60 * time.Second
+	// stopGrace is how long a server may take to shut down cleanly before
+	// it is killed.
+	stopGrace = 10 * time.Second
+)
+
+// Instance is a started dependency.
+type Instance struct {
+	Kind Kind
+	Name string
+	Addr string // 127.0.0.1:PORT
+	// URL is a connection string that the usual client library takes.
+	URL string
+	// Values are placeholders for a study: addr, host, port and url, and
+	// where they apply user, password, database and (MariaDB) dsn.
+	Values map[string]string
+	// StartupTime is from Start's call until ready, without finding or
+	// building programs.
+	StartupTime time.Duration
+
+	env *env
+	srv server
+
+	mu      sync.Mutex
+	procs   []running
+	stopped bool
+}
+
+// Start starts a dependency of kind and waits until a real client of it can
+// connect and, where that makes sense, use a database and user msbench. On
+// error nothing started is left running.
+func Start(ctx context.Context, kind Kind, opts Options) (*Instance, error) {
+	newServer, ok := servers[kind]
+	if !ok {
+		_, err := ParseKind(string(kind))
+		return nil, err
+	}
+	e := newEnv(kind, opts)
+	in := &Instance{Kind: kind, Name: e.name, env: e, srv: newServer()}
+	// Before anything is created: a missing program is the likeliest error,
+	// and a first build of one is not the server's start-up.
+	if err := in.srv.find(ctx, e); err != nil {
+		return nil, fmt.Errorf("start %s: %w", kind, err)
+	}
+	begin := time.Now()
+	if err := in.start(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("start %s: %w", kind, err), in.Stop())
+	}
+	in.StartupTime = time.Since(begin)
+	return in, nil
+}
+
+func (in *Instance) start(ctx context.Context) error {
+	if err := in.env.create(); err != nil {
+		return err
+	}
+	if err := in.srv.init(ctx, in.env); err != nil {
+		return err
+	}
+	in.Addr = in.env.addr()
+	in.URL = in.srv.url(in.env)
+	in.Values = map[string]string{
+		"addr": in.Addr,
+		"host": "127.0.0.1",
+		"port": strconv.Itoa(in.env.port),
+		"url":  in.URL,
+	}
+	maps.Copy(in.Values, in.srv.values(in.env))
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.launch(ctx)
+}
+
+// running is a started process and how to ask it to shut down.
+type running struct {
+	p    *proc.Process
+	stop syscall.Signal
+}
+
+// launch starts the server's processes in order, each ready before the
+// next. The caller holds mu.
+func (in *Instance) launch(ctx context.Context) error {
+	for _, l := range in.srv.launches(in.env) {
+		p, err := proc.Start(ctx, l.spec)
+		if err != nil {
+			return err
+		}
+		in.procs = append(in.procs, running{p, l.stop})
+		if err := proc.WaitReady(ctx, p, l.ready, readyTimeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// halt stops the processes in reverse start order. The caller holds mu.
+func (in *Instance) halt() error {
+	var errs []error
+	for _, r := range slices.Backward(in.procs) {
+		errs = append(errs, stopGracefully(r.p, r.stop))
+	}
+	in.procs = nil
+	return errors.Join(errs...)
+}
+
+// Processes returns the running processes in start order, for resource
+// accounting and fault injection (Kill, Pause, Resume).
+func (in *Instance) Processes() []*proc.Process {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ps := make([]*proc.Process, len(in.procs))
+	for i, r := range in.procs {
+		ps[i] = r.p
+	}
+	return ps
+}
+
+// Restart stops the server, cleanly if it still runs, and starts it again on
+// the same address and data: "the database went away and came back". It
+// also brings back a server that was killed.
+func (in *Instance) Restart(ctx context.Context) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.stopped {
+		return fmt.Errorf("restart %s: instance is stopped", in.Name)
+	}
+	if err := in.halt(); err != nil {
+		return fmt.Errorf("restart %s: %w", in.Name, err)
+	}
+	if err := in.launch(ctx); err != nil {
+		return fmt.Errorf("restart %s: %w", in.Name, err)
+	}
+	return nil
+}
+
+// Stop stops every process of the instance, gracefully and then by force,
+// and removes its private directory. It needs no context because it must
+// also work when the run's context is cancelled; it is idempotent.
+func (in *Instance) Stop() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.stopped {
+		return nil
+	}
+	in.stopped = true
+	err := in.halt()
+	if in.env.dir != "" {
+		err = errors.Join(err, os.RemoveAll(in.env.dir))
+	}
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", in.Name, err)
+	}
+	return nil
+}
+
+// env is what an instance is made of, fixed for its life: restarts reuse
+// the same ports and directory.
+type env struct {
+	kind   Kind
+	name   string
+	dir    string
+	logDir string
+	port   int
+	ports  *proc.PortAllocator
+	binDir string
+	root   string
+}
+
+func newEnv(kind Kind, opts Options) *env {
+	e := &env{
+		kind:   kind,
+		name:   opts.Name,
+		dir:    opts.Dir,
+		logDir: opts.LogDir,
+		ports:  opts.Ports,
+		binDir: opts.BinDir,
+		root:   opts.Root,
+	}
+	if e.name == "" {
+		e.name = string(kind)
+	}
+	if e.ports == nil {
+		e.ports = &defaultPorts
+	}
+	return e
+}
+
+// create makes the private dir and takes the main port.
+func (e *env) create() error {
+	if e.dir == "" {
+		dir, err := os.MkdirTemp("", "msbench-"+e.name+"-")
+		if err != nil {
+			return fmt.Errorf("private dir: %w", err)
+		}
+		e.dir = dir
+	} else if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return fmt.Errorf("private dir: %w", err)
+	}
+	abs, err := filepath.Abs(e.dir)
+	if err != nil {
+		return fmt.Errorf("private dir: %w", err)
+	}
+	e.dir = abs
+	// Servers that run as their own system user must enter it.
+	if err := os.Chmod(e.dir, 0o755); err != nil {
+		return fmt.Errorf("private dir: %w", err)
+	}
+	if e.logDir == "" {
+		e.logDir = e.dir
+	}
+	e.port, err = e.ports.Next()
+	return err
+}
+
+func (e *env) addr() string { return "127.0.0.1:" + strconv.Itoa(e.port) }
+
+// path is a file or directory in the private dir.
+func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
+
+// logPath is where the output of program goes.
+func (e *env) logPath(program string) string {
+	return filepath.Join(e.logDir, e.name+"-"+program+".log")
+}
+
+// spec is a process of the instance, named after it, logging to its own
+// file.
+func (e *env) spec(program, path string, args ...string) proc.Spec {
+	return proc.Spec{
+		Name:    e.name + "/" + program,
+		Path:    path,
+		Args:    args,
+		LogPath: e.logPath(program),
+	}
+}

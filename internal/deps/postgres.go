@@ -1,0 +1,97 @@
+package deps
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/msbench/msbench/internal/proc"
+)
+
+// postgres runs PostgreSQL's server binary directly, as the system user
+// postgres because it refuses to run as root, with a cluster made by initdb
+// whose superuser is msbench.
+type postgres struct {
+	initdb, server string
+	data           string
+}
+
+func (s *postgres) find(_ context.Context, e *env) error {
+	var err error
+	if s.server, err = program(e, "postgres", debian("postgresql"), "/usr/lib/postgresql/*/bin"); err != nil {
+		return err
+	}
+	// initdb must be of the server's version.
+	s.initdb, err = program(e, "initdb", debian("postgresql"), filepath.Dir(s.server))
+	return err
+}
+
+func (s *postgres) init(ctx context.Context, e *env) error {
+	var err error
+	if s.data, err = e.userDir("data", "postgres"); err != nil {
+		return err
+	}
+	pwFile := e.path("pwfile")
+	if err := os.WriteFile(pwFile, []byte(dbPassword+"\n"), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(pwFile)
+	// Password authentication as a packaged or containerised PostgreSQL
+	// has it, not initdb's "trust", so connection set-up costs what it
+	// costs in the studies. --no-sync only skips initdb's own final fsync.
+	spec := e.spec("initdb", s.initdb, "-D", s.data, "-U", dbUser, "--pwfile", pwFile,
+		"--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C.UTF-8", "--no-sync")
+	spec.User = "postgres"
+	if err := runOnce(ctx, spec); err != nil {
+		return fmt.Errorf("initdb: %w", err)
+	}
+	return nil
+}
+
+func (s *postgres) url(e *env) string { return s.urlFor(e, dbName) }
+
+func (s *postgres) urlFor(e *env, db string) string {
+	return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", dbUser, dbPassword, e.addr(), db)
+}
+
+func (s *postgres) values(*env) map[string]string { return credentials() }
+
+func (s *postgres) launches(e *env) []launch {
+	spec := e.spec("postgres", s.server, "-D", s.data, "-p", strconv.Itoa(e.port),
+		"-c", "listen_addresses=127.0.0.1",
+		// TCP only: a socket path in the private dir could exceed the
+		// length limit of Unix socket names.
+		"-c", "unix_socket_directories=")
+	spec.User = "postgres"
+	return []launch{{
+		spec:  spec,
+		ready: proc.FuncCheck(func(ctx context.Context) error { return s.ensureDatabase(ctx, e) }),
+		// SIGTERM is a "smart" shutdown that waits for clients to
+		// disconnect; SIGINT is the fast one that disconnects them.
+		stop: syscall.SIGINT,
+	}}
+}
+
+// ensureDatabase connects through the maintenance database "postgres"
+// and creates the database msbench on the first start.
+func (s *postgres) ensureDatabase(ctx context.Context, e *env) error {
+	conn, err := pgx.Connect(ctx, s.urlFor(e, "postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", dbName).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+dbName)
+	return err
+}

@@ -1,0 +1,125 @@
+package deps
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/msbench/msbench/internal/proc"
+)
+
+// rabbitmq runs the broker from the package's own script, not the wrapper
+// on PATH, which switches user and writes to the system's directories. The
+// Erlang port mapper (epmd) it needs is started first as a child of its
+// own, on a private port, so that the VM does not daemonize one that would
+// outlive the run.
+type rabbitmq struct {
+	server, epmd       string
+	distPort, epmdPort int
+}
+
+func (s *rabbitmq) find(_ context.Context, e *env) error {
+	var err error
+	if s.server, err = program(e, "rabbitmq-server", debian("rabbitmq-server"), "/usr/lib/rabbitmq/lib/rabbitmq_server-*/sbin"); err != nil {
+		return err
+	}
+	s.epmd, err = program(e, "epmd", debian("erlang-base"), "/usr/lib/erlang/bin")
+	return err
+}
+
+func (s *rabbitmq) init(_ context.Context, e *env) error {
+	var err error
+	if s.distPort, err = e.ports.Next(); err != nil {
+		return err
+	}
+	if s.epmdPort, err = e.ports.Next(); err != nil {
+		return err
+	}
+	for _, d := range []string{"home", "mnesia", "log"} {
+		if err := os.Mkdir(e.path(d), 0o755); err != nil {
+			return err
+		}
+	}
+	// No plugins (the management UI would cost start-up time and memory),
+	// and an empty environment file instead of /etc/rabbitmq's.
+	files := map[string]string{"enabled_plugins": "[].\n", "rabbitmq-env.conf": ""}
+	for name, content := range files {
+		if err := os.WriteFile(e.path(name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// guest/guest is RabbitMQ's default user, allowed from loopback only.
+func (s *rabbitmq) url(e *env) string { return "amqp://guest:guest@" + e.addr() + "/" }
+
+func (s *rabbitmq) values(*env) map[string]string {
+	return map[string]string{"user": "guest", "password": "guest"}
+}
+
+func (s *rabbitmq) launches(e *env) []launch {
+	epmdAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.epmdPort))
+	epmd := e.spec("epmd", s.epmd, "-port", strconv.Itoa(s.epmdPort), "-address", "127.0.0.1")
+
+	server := e.spec("rabbitmq-server", s.server)
+	server.Env = []string{
+		"HOME=" + e.path("home"), // the Erlang cookie goes there
+		fmt.Sprintf("RABBITMQ_NODENAME=msbench-%d@localhost", e.port),
+		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
+		"RABBITMQ_NODE_PORT=" + strconv.Itoa(e.port),
+		"RABBITMQ_DIST_PORT=" + strconv.Itoa(s.distPort),
+		"ERL_EPMD_PORT=" + strconv.Itoa(s.epmdPort),
+		"ERL_EPMD_ADDRESS=127.0.0.1",
+		"RABBITMQ_MNESIA_BASE=" + e.path("mnesia"),
+		"RABBITMQ_LOG_BASE=" + e.path("log"),
+		"RABBITMQ_LOGS=-", // to the process's output, which proc logs
+		"RABBITMQ_ENABLED_PLUGINS_FILE=" + e.path("enabled_plugins"),
+		"RABBITMQ_CONF_ENV_FILE=" + e.path("rabbitmq-env.conf"),
+		"RABBITMQ_CONFIG_FILE=" + e.path("rabbitmq"), // absent: built-in defaults
+		"RABBITMQ_ADVANCED_CONFIG_FILE=" + e.path("advanced.config"),
+		// Added to, not replacing, the script's tuned VM arguments.
+		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1} -start_epmd false",
+	}
+	return []launch{
+		{spec: epmd, ready: proc.TCPCheck{Addr: epmdAddr}},
+		{spec: server, ready: proc.FuncCheck(func(ctx context.Context) error { return s.openChannel(ctx, e) })},
+	}
+}
+
+func (s *rabbitmq) openChannel(ctx context.Context, e *env) error {
+	conn, err := amqp.DialConfig(s.url(e), amqp.Config{Dial: dialContext(ctx)})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	return ch.Close()
+}
+
+// dialContext bounds the connection and the AMQP handshake by ctx, which
+// amqp091 has no parameter for; the library clears the deadline once the
+// connection is open.
+func dialContext(ctx context.Context) func(network, addr string) (net.Conn, error) {
+	return func(network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if deadline, ok := ctx.Deadline(); ok {
+			if err := conn.SetDeadline(deadline); err != nil {
+				conn.Close()
+				return nil, err
+			}
+		}
+		return conn, nil
+	}
+}

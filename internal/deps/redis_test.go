@@ -1,0 +1,35 @@
+package deps
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Redis runs without persistence, as the cache study's did, so nothing is
+// expected to survive a restart.
+func TestRedis(t *testing.T) {
+	testLifecycle(t, Redis, client{use: redisUse})
+}
+
+func redisUse(ctx context.Context, in *Instance, key string) error {
+	opts, err := goredis.ParseURL(in.URL)
+	if err != nil {
+		return err
+	}
+	c := goredis.NewClient(opts)
+	defer c.Close()
+	if err := c.Set(ctx, key, "v-"+key, 0).Err(); err != nil {
+		return err
+	}
+	got, err := c.Get(ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	if got != "v-"+key {
+		return fmt.Errorf("GET %s = %q, want %q", key, got, "v-"+key)
+	}
+	return nil
+}

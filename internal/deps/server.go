@@ -1,0 +1,111 @@
+package deps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/msbench/msbench/internal/proc"
+)
+
+// server is what each kind implements. Its methods are called in this
+// order: find once, init once, then url, values, and launches for every
+// start (the first and each restart).
+type server interface {
+	// find locates the programs, building them if needed.
+	find(ctx context.Context, e *env) error
+	// init lays out the private dir for the first start: the initial
+	// database, config files, extra ports.
+	init(ctx context.Context, e *env) error
+	url(e *env) string
+	// values are the kind's own placeholders besides addr, host, port and
+	// url.
+	values(e *env) map[string]string
+	launches(e *env) []launch
+}
+
+// launch is one process of a start.
+type launch struct {
+	spec  proc.Spec
+	ready proc.Check // with a real client of the server
+	// stop asks for a clean shutdown; zero means SIGTERM, which
+	// proc.Process.Stop sends anyway.
+	stop syscall.Signal
+}
+
+// stopGracefully sends p its shutdown signal and gives it stopGrace before
+// proc's SIGTERM-then-SIGKILL. It takes no context: it is the shutdown path.
+func stopGracefully(p *proc.Process, sig syscall.Signal) error {
+	if sig != 0 && p.Signal(sig) == nil {
+		timer := time.NewTimer(stopGrace)
+		select {
+		case <-p.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	return p.Stop(context.Background(), stopGrace)
+}
+
+// runOnce runs a setup program such as initdb to completion under proc's
+// supervision, so that a cancelled start leaves nothing behind.
+func runOnce(ctx context.Context, s proc.Spec) error {
+	p, err := proc.Start(ctx, s)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", s.Name, errors.Join(ctx.Err(), p.Stop(ctx, 0)))
+	}
+	// Helpers it forked, if any, go with it.
+	stopErr := p.Stop(ctx, stopGrace)
+	if err := p.ExitErr(); err != nil {
+		return fmt.Errorf("%w\nlog tail:\n%s", err, proc.LogTail(s.LogPath, 20))
+	}
+	return stopErr
+}
+
+// program finds an executable: only in e.binDir when that is set, else in
+// dirs (glob patterns for the packages' own directories, which come first
+// because PATH may hold a wrapper of the same name; the last match wins so
+// that the highest version of a versioned directory is used) and then on
+// PATH. hint says how to get it.
+func program(e *env, name, hint string, dirs ...string) (string, error) {
+	if e.binDir != "" {
+		path := filepath.Join(e.binDir, name)
+		if isExecutable(path) {
+			return path, nil
+		}
+		return "", fmt.Errorf("%s not found in %s: %s", name, e.binDir, hint)
+	}
+	for _, pattern := range dirs {
+		matches, _ := filepath.Glob(filepath.Join(pattern, name))
+		for _, m := range slices.Backward(matches) {
+			if isExecutable(m) {
+				return m, nil
+			}
+		}
+	}
+	if path, err := exec.LookPath(name); err == nil {
+		return path, nil
+	}
+	return "", fmt.Errorf("%s not found: %s", name, hint)
+}
+
+// debian is the hint for a program that a Debian package provides.
+func debian(pkg string) string {
+	return fmt.Sprintf("install the Debian package %s (scripts/install-deps %s)", pkg, pkg)
+}
+
+func isExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}

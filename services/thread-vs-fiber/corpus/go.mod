@@ -1,0 +1,3 @@
+module github.com/msbench/msbench/services/thread-vs-fiber/corpus
+
+go 1.26.8
