@@ -15,6 +15,7 @@ import (
 //
 //	provenance.json          machine, toolchains, commit, study, times
 //	study.yaml               the study file as it was read
+//	study.resolved.json      the study with its profile applied and defaults filled in
 //	state.json               which steps are done, for --resume
 //	runs/rep-N/VARIANT/STEP/ summary.json, records.parquet, warmup.json, resources.json
 //	logs/rep-N/VARIANT/      one log per service instance

@@ -100,6 +100,10 @@ func (r *runner) open(ctx context.Context) error {
 				return err
 			}
 		}
+		// The study as run: the profile applied, every default filled in.
+		if err := results.WriteJSON(filepath.Join(r.run.Dir, "study.resolved.json"), r.study); err != nil {
+			return err
+		}
 	}
 	r.prov.CommandLine = r.opts.CommandLine
 	r.acct, err = resources.New(filepath.Base(r.run.Dir))

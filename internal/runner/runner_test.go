@@ -29,7 +29,12 @@ func repoRoot(t *testing.T) string {
 
 func runTiny(t *testing.T, profile string, ctx context.Context) (string, string, error) {
 	t.Helper()
-	s, err := study.Load("testdata/tiny.yaml", profile)
+	return runStudy(t, "testdata/tiny.yaml", profile, ctx)
+}
+
+func runStudy(t *testing.T, file, profile string, ctx context.Context) (string, string, error) {
+	t.Helper()
+	s, err := study.Load(file, profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +147,24 @@ func TestCrashingServiceFailsItsVariantOnly(t *testing.T) {
 	}
 	if !r.IsDone(results.UnitKey(1, "0", "open")) {
 		t.Fatalf("the healthy variant was not measured: %v", st.Done)
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
+	}
+}
+
+func TestFailedStartLeavesNothingRunning(t *testing.T) {
+	dir, log, err := runStudy(t, "testdata/badstart.yaml", "", context.Background())
+	if err == nil {
+		t.Fatalf("run succeeded:\n%s", log)
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := r.State().Failed["rep-1/default"]
+	if !strings.Contains(why, "start front") || !strings.Contains(why, "refusing to start as asked") {
+		t.Fatalf("failure reason %q should name the service and quote its log", why)
 	}
 	if left := svcProcesses(t); len(left) > 0 {
 		t.Fatalf("processes left running: %v", left)

@@ -161,7 +161,14 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	d.instances = append(d.instances, inst)
 	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes}
 	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		// A process gone before it could be accounted is a failed start,
+		// and its log says why; give the reaper a moment to notice.
+		select {
+		case <-p.Done():
+			return nil, fmt.Errorf("start %s: exited at once (%v); its log ends:\n%s", name, p.ExitErr(), proc.LogTail(p.LogPath(), 20))
+		case <-time.After(time.Second):
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
 	}
 	check, err := readiness(svc.Ready, values)
 	if err != nil {

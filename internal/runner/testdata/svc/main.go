@@ -17,6 +17,9 @@ func main() {
 	addr := os.Getenv("ADDR")
 	backend := os.Getenv("BACKEND")
 	crashAfter, _ := strconv.ParseInt(os.Getenv("CRASH_AFTER"), 10, 64)
+	if os.Getenv("FAIL_START") != "" {
+		log.Fatal("refusing to start as asked")
+	}
 	var served atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
