@@ -120,9 +120,12 @@ type Instance struct {
 	env *env
 	srv server
 
+	// life serialises start, Restart and Stop; mu guards procs only, so
+	// that Processes answers at once even while a restart takes seconds.
+	life    sync.Mutex
+	stopped bool
 	mu      sync.Mutex
 	procs   []running
-	stopped bool
 }
 
 // Start starts a dependency of kind and waits until a real client of it can
@@ -165,8 +168,8 @@ func (in *Instance) start(ctx context.Context) error {
 		"url":  in.URL,
 	}
 	maps.Copy(in.Values, in.srv.values(in.env))
-	in.mu.Lock()
-	defer in.mu.Unlock()
+	in.life.Lock()
+	defer in.life.Unlock()
 	return in.launch(ctx)
 }
 
@@ -177,14 +180,16 @@ type running struct {
 }
 
 // launch starts the server's processes in order, each ready before the
-// next. The caller holds mu.
+// next. The caller holds life.
 func (in *Instance) launch(ctx context.Context) error {
 	for _, l := range in.srv.launches(in.env) {
 		p, err := proc.Start(ctx, l.spec)
 		if err != nil {
 			return err
 		}
+		in.mu.Lock()
 		in.procs = append(in.procs, running{p, l.stop})
+		in.mu.Unlock()
 		if err := proc.WaitReady(ctx, p, l.ready, readyTimeout); err != nil {
 			return err
 		}
@@ -192,18 +197,24 @@ func (in *Instance) launch(ctx context.Context) error {
 	return nil
 }
 
-// halt stops the processes in reverse start order. The caller holds mu.
+// halt stops the processes in reverse start order. The caller holds life.
 func (in *Instance) halt() error {
+	in.mu.Lock()
+	procs := in.procs
+	in.mu.Unlock()
 	var errs []error
-	for _, r := range slices.Backward(in.procs) {
+	for _, r := range slices.Backward(procs) {
 		errs = append(errs, stopGracefully(r.p, r.stop))
 	}
+	in.mu.Lock()
 	in.procs = nil
+	in.mu.Unlock()
 	return errors.Join(errs...)
 }
 
-// Processes returns the running processes in start order, for resource
-// accounting and fault injection (Kill, Pause, Resume).
+// Processes returns the processes of the current start in start order (for
+// RabbitMQ: epmd, then the broker), for resource accounting and fault
+// injection (Kill, Pause, Resume). A restart replaces them.
 func (in *Instance) Processes() []*proc.Process {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -218,8 +229,8 @@ func (in *Instance) Processes() []*proc.Process {
 // the same address and data: "the database went away and came back". It
 // also brings back a server that was killed.
 func (in *Instance) Restart(ctx context.Context) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
+	in.life.Lock()
+	defer in.life.Unlock()
 	if in.stopped {
 		return fmt.Errorf("restart %s: instance is stopped", in.Name)
 	}
@@ -236,8 +247,8 @@ func (in *Instance) Restart(ctx context.Context) error {
 // and removes its private directory. It needs no context because it must
 // also work when the run's context is cancelled; it is idempotent.
 func (in *Instance) Stop() error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
+	in.life.Lock()
+	defer in.life.Unlock()
 	if in.stopped {
 		return nil
 	}

@@ -92,16 +92,25 @@ func (s *rabbitmq) launches(e *env) []launch {
 }
 
 func (s *rabbitmq) openChannel(ctx context.Context, e *env) error {
-	conn, err := amqp.DialConfig(s.url(e), amqp.Config{Dial: dialContext(ctx)})
+	conn, _, err := dialChannel(ctx, s.url(e))
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	return conn.Close()
+}
+
+// dialChannel connects to url and opens a channel.
+func dialChannel(ctx context.Context, url string) (*amqp.Connection, *amqp.Channel, error) {
+	conn, err := amqp.DialConfig(url, amqp.Config{Dial: dialContext(ctx)})
+	if err != nil {
+		return nil, nil, err
+	}
 	ch, err := conn.Channel()
 	if err != nil {
-		return err
+		conn.Close()
+		return nil, nil, err
 	}
-	return ch.Close()
+	return conn, ch, nil
 }
 
 // dialContext bounds the connection and the AMQP handshake by ctx, which

@@ -15,15 +15,11 @@ func TestRabbitMQ(t *testing.T) {
 }
 
 func rabbitUse(ctx context.Context, in *Instance, key string) error {
-	conn, err := amqp.DialConfig(in.URL, amqp.Config{Dial: dialContext(ctx)})
+	conn, ch, err := dialChannel(ctx, in.URL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return err
-	}
 	q, err := ch.QueueDeclare("test-"+key, false, true, false, false, nil)
 	if err != nil {
 		return err
