@@ -74,8 +74,9 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	for k, v := range c.values {
 		values[k] = v
 	}
-	for _, kv := range c.variant.Values {
-		values[kv[0]] = kv[1]
+	axes := c.study.Placeholders(c.variant)
+	for k, v := range axes {
+		values[k] = v
 	}
 	for _, dep := range c.study.Deps {
 		if err := d.startDep(ctx, c, dep, values); err != nil {
@@ -97,6 +98,12 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 		values["service."+svc.Name+".addrs"] = strings.Join(addrs[svc.Name], ",")
 		_, port, _ := strings.Cut(addrs[svc.Name][0], ":")
 		values["service."+svc.Name+".port"] = port
+	}
+	// Axis attributes may name builds, services and dependencies, now known.
+	for k, v := range axes {
+		if values[k], err = study.Expand(v, values); err != nil {
+			return d, fmt.Errorf("deploy: variant value %s: %w", k, err)
+		}
 	}
 	for _, svc := range c.study.StartOrder() {
 		for r, addr := range addrs[svc.Name] {

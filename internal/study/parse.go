@@ -2,6 +2,8 @@ package study
 
 import (
 	"fmt"
+	"maps"
+	"path"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -258,7 +260,12 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 		if !axisName.MatchString(e.key) || reserved[e.key] {
 			d.errorf(e.keyN, f, "an axis name is lower case letters, digits and _, and not one of the placeholders %s", reservedList())
 		}
-		ax := Axis{Name: e.key, Values: d.strs(e.value, f)}
+		ax := Axis{Name: e.key}
+		if e.value.Kind == yaml.MappingNode {
+			d.axisWithAttrs(&ax, e.value, f)
+		} else {
+			ax.Values = d.strs(e.value, f)
+		}
 		if len(ax.Values) == 0 {
 			d.errorf(e.value, f, "an axis needs at least one value")
 		}
@@ -275,6 +282,41 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 	return out
 }
 
+// axisWithAttrs reads an axis whose values carry attributes:
+//
+//	impl:
+//	  gin: {command: "{build.gin}/server"}
+//	  spring: {command: "{build.spring}/run.sh"}
+//
+// Every value must give the same attributes, so that a placeholder
+// {impl.command} means something in every variant.
+func (d *decoder) axisWithAttrs(ax *Axis, n *yaml.Node, field string) {
+	ax.Attrs = map[string]map[string]string{}
+	var first []string
+	for i, e := range d.mapping(n, field) {
+		f := join(field, e.key)
+		ax.Values = append(ax.Values, e.key)
+		attrs := map[string]string{}
+		var names []string
+		for _, kv := range d.pairs(e.value, f) {
+			attrs[kv[0]] = kv[1]
+			names = append(names, kv[0])
+		}
+		for _, kv := range e.value.Content {
+			if kv.Kind == yaml.ScalarNode {
+				d.placeholders(kv, f, kv.Value)
+			}
+		}
+		slices.Sort(names)
+		if i == 0 {
+			first = names
+		} else if !slices.Equal(first, names) {
+			d.errorf(e.keyN, f, "attributes %v differ from the first value's %v: every value of an axis gives the same ones", names, first)
+		}
+		ax.Attrs[e.key] = attrs
+	}
+}
+
 func (d *decoder) load(n *yaml.Node) Plan {
 	var l Plan
 	for _, e := range d.mapping(n, "load", "service", "steps") {
@@ -284,8 +326,11 @@ func (d *decoder) load(n *yaml.Node) Plan {
 			l.Service = d.nonEmpty(e.value, f)
 		case "steps":
 			for i, sn := range d.sequence(e.value, f) {
-				st := d.step(sn, fmt.Sprintf("%s[%d]", f, i), &Step{Model: "closed", Arrivals: "uniform", Pacing: "precise", Timeout: 30 * time.Second, line: sn.Line})
-				l.Steps = append(l.Steps, st)
+				sf := fmt.Sprintf("%s[%d]", f, i)
+				for _, one := range d.each(sn, sf) {
+					st := d.step(one, sf, &Step{Model: "closed", Arrivals: "uniform", Pacing: "precise", Timeout: 30 * time.Second, line: sn.Line})
+					l.Steps = append(l.Steps, st)
+				}
 			}
 		}
 	}
@@ -298,7 +343,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 	return l
 }
 
-var stepFields = []string{"name", "model", "users", "rate", "stages", "arrivals", "pacing", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
+var stepFields = []string{"each", "name", "model", "users", "rate", "stages", "arrivals", "pacing", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
 
 // step sets on st the fields n gives, so that a profile can override some.
 func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
@@ -306,6 +351,8 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		f := join(field, e.key)
 		v := e.value
 		switch e.key {
+		case "each":
+			// Expanded by each before the step is read.
 		case "name":
 			st.Name = d.nonEmpty(v, f)
 		case "model":
@@ -366,6 +413,67 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		}
 	}
 	return st
+}
+
+// each expands a step template over the combinations of its each: lists,
+// replacing {VAR} in every text of the step:
+//
+//	- name: post-{format}-{size}
+//	  each: {format: [png, jpg], size: [17k, 30k]}
+//	  targets: [{method: POST, path: /images, form: {image: "@{build.corpus}/{format}-{size}.{format}"}}]
+//
+// A step without each is returned as it is.
+func (d *decoder) each(n *yaml.Node, field string) []*yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return []*yaml.Node{n}
+	}
+	var loops *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "each" {
+			loops = n.Content[i+1]
+		}
+	}
+	if loops == nil {
+		return []*yaml.Node{n}
+	}
+	combos := []map[string]string{{}}
+	for _, e := range d.mapping(loops, join(field, "each")) {
+		if !axisName.MatchString(e.key) || reserved[e.key] {
+			d.errorf(e.keyN, join(field, "each."+e.key), "a loop name is lower case letters, digits and _, and not a placeholder name")
+		}
+		var next []map[string]string
+		for _, c := range combos {
+			for _, v := range d.strs(e.value, join(field, "each."+e.key)) {
+				m := maps.Clone(c)
+				m[e.key] = v
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	out := make([]*yaml.Node, 0, len(combos))
+	for _, c := range combos {
+		out = append(out, substitute(n, c))
+	}
+	return out
+}
+
+// substitute deep-copies n, replacing {VAR} of vars in every scalar.
+func substitute(n *yaml.Node, vars map[string]string) *yaml.Node {
+	c := *n
+	if n.Kind == yaml.ScalarNode {
+		c.Value = placeholder.ReplaceAllStringFunc(n.Value, func(m string) string {
+			if v, ok := vars[m[1:len(m)-1]]; ok {
+				return v
+			}
+			return m
+		})
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = substitute(child, vars)
+	}
+	return &c
 }
 
 func (d *decoder) think(n *yaml.Node, field string) [2]time.Duration {
@@ -435,7 +543,7 @@ func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
 		}
 		s.Profile = name
 		f := join("profiles", name)
-		for _, pe := range d.mapping(e.value, f, "repetitions", "variants", "steps") {
+		for _, pe := range d.mapping(e.value, f, "repetitions", "variants", "steps", "skip") {
 			pf := join(f, pe.key)
 			switch pe.key {
 			case "repetitions":
@@ -444,6 +552,8 @@ func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
 				d.subsetVariants(s, pe.value, pf)
 			case "steps":
 				d.overrideSteps(s, pe.value, pf)
+			case "skip":
+				d.skipSteps(s, pe.value, pf)
 			}
 		}
 		return
@@ -469,14 +579,37 @@ func (d *decoder) subsetVariants(s *Study, n *yaml.Node, field string) {
 	}
 }
 
+// overrideSteps applies overrides keyed by step name or glob ("post-*"),
+// in file order.
 func (d *decoder) overrideSteps(s *Study, n *yaml.Node, field string) {
 	for _, e := range d.mapping(n, field) {
-		i := slices.IndexFunc(s.Load.Steps, func(st *Step) bool { return st.Name == e.key })
-		if i < 0 {
-			d.errorf(e.keyN, join(field, e.key), "no step of that name in load.steps")
-			continue
+		matched := false
+		for _, st := range s.Load.Steps {
+			if ok, _ := path.Match(e.key, st.Name); ok {
+				matched = true
+				d.step(e.value, join(field, e.key), st)
+			}
 		}
-		d.step(e.value, join(field, e.key), s.Load.Steps[i])
+		if !matched {
+			d.errorf(e.keyN, join(field, e.key), "no step of that name in load.steps")
+		}
+	}
+}
+
+// skipSteps drops the steps whose names match any of the globs.
+func (d *decoder) skipSteps(s *Study, n *yaml.Node, field string) {
+	for i, pattern := range d.strs(n, field) {
+		before := len(s.Load.Steps)
+		s.Load.Steps = slices.DeleteFunc(s.Load.Steps, func(st *Step) bool {
+			ok, _ := path.Match(pattern, st.Name)
+			return ok
+		})
+		if len(s.Load.Steps) == before {
+			d.errorf(n, fmt.Sprintf("%s[%d]", field, i), "%q matches no step", pattern)
+		}
+	}
+	if len(s.Load.Steps) == 0 {
+		d.errorf(n, field, "skips every step")
 	}
 }
 

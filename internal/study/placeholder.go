@@ -24,6 +24,7 @@ import (
 //	                          password, database (and dsn for MariaDB)
 //	{root} {data}             the repository root; the shared data directory
 //	{AXIS}                    the variant's value on that axis, e.g. {framework}
+//	{AXIS.ATTR}               an attribute of that value (axes given as mappings)
 var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*(?:\.[a-z0-9_-]+)*)\}`)
 
 // reserved names cannot be axis names.
@@ -92,8 +93,15 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 		return ""
 	case len(parts) == 1 && slices.ContainsFunc(s.Variants, func(a Axis) bool { return a.Name == name }):
 		return ""
+	case len(parts) == 2 && slices.ContainsFunc(s.Variants, func(a Axis) bool { return a.Name == parts[0] && len(a.Values) > 0 && hasAttr(a, parts[1]) }):
+		return ""
 	}
 	return "unknown placeholder (see the study file documentation)"
+}
+
+func hasAttr(a Axis, attr string) bool {
+	_, ok := a.Attrs[a.Values[0]][attr]
+	return ok
 }
 
 // Expand fills in placeholders from values; a name without a value is an

@@ -83,10 +83,13 @@ type Limits struct {
 	MemoryBytes int64
 }
 
-// Axis is one dimension of the variant matrix.
+// Axis is one dimension of the variant matrix. A value may carry
+// attributes, e.g. the command of one implementation, which placeholders
+// {AXIS.ATTR} read.
 type Axis struct {
 	Name   string
 	Values []string
+	Attrs  map[string]map[string]string // value → attribute → text
 }
 
 // Plan is the load plan: which service receives it and the steps, in order.
@@ -159,6 +162,23 @@ func (v Variant) Key() string {
 		return "default"
 	}
 	return key
+}
+
+// Placeholders returns the variant's axis values and their attributes as
+// placeholder values: {AXIS} and {AXIS.ATTR}.
+func (s *Study) Placeholders(v Variant) map[string]string {
+	out := map[string]string{}
+	for _, kv := range v.Values {
+		out[kv[0]] = kv[1]
+		for _, ax := range s.Variants {
+			if ax.Name == kv[0] {
+				for attr, text := range ax.Attrs[kv[1]] {
+					out[kv[0]+"."+attr] = text
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Get returns the value of an axis.
