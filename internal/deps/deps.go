@@ -212,15 +212,16 @@ func (in *Instance) halt() error {
 	return errors.Join(errs...)
 }
 
-// Processes returns the processes of the current start in start order (for
-// RabbitMQ: epmd, then the broker), for resource accounting and fault
-// injection (Kill, Pause, Resume). A restart replaces them.
+// Processes returns the processes of the current start, the server first
+// and then the helpers it needs (RabbitMQ's epmd), for resource accounting
+// and fault injection (Kill, Pause, Resume). A restart replaces them.
 func (in *Instance) Processes() []*proc.Process {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	ps := make([]*proc.Process, len(in.procs))
-	for i, r := range in.procs {
-		ps[i] = r.p
+	ps := make([]*proc.Process, 0, len(in.procs))
+	// Helpers start before the server they serve.
+	for _, r := range slices.Backward(in.procs) {
+		ps = append(ps, r.p)
 	}
 	return ps
 }

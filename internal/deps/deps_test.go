@@ -28,6 +28,9 @@ const testTimeout = 4 * time.Minute
 
 // client is how a test talks to a kind with its real client library.
 type client struct {
+	// server is the program of the server process, which Processes lists
+	// first.
+	server string
 	// use writes key and reads it back.
 	use func(ctx context.Context, in *Instance, key string) error
 	// has reads key written before a restart; nil for kinds that keep
@@ -48,6 +51,9 @@ func testLifecycle(t *testing.T, kind Kind, c client) {
 	}
 	addr, url := in.Addr, in.URL
 	first := in.Processes()
+	if want := in.Name + "/" + c.server; first[0].Name() != want {
+		t.Errorf("first process is %s, want the server %s", first[0].Name(), want)
+	}
 
 	begin := time.Now()
 	if err := in.Restart(ctx); err != nil {

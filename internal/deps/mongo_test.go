@@ -10,7 +10,7 @@ import (
 )
 
 func TestMongo(t *testing.T) {
-	testLifecycle(t, Mongo, client{use: mongoUse, has: mongoHas})
+	testLifecycle(t, Mongo, client{server: "ferretdb", use: mongoUse, has: mongoHas})
 }
 
 func mongoUse(ctx context.Context, in *Instance, key string) error {

@@ -11,7 +11,7 @@ import (
 // The test's queue is transient, so nothing is expected to survive a
 // restart.
 func TestRabbitMQ(t *testing.T) {
-	testLifecycle(t, RabbitMQ, client{use: rabbitUse})
+	testLifecycle(t, RabbitMQ, client{server: "rabbitmq-server", use: rabbitUse})
 }
 
 func rabbitUse(ctx context.Context, in *Instance, key string) error {

@@ -11,7 +11,7 @@ import (
 // Redis runs without persistence, as the cache study's did, so nothing is
 // expected to survive a restart.
 func TestRedis(t *testing.T) {
-	testLifecycle(t, Redis, client{use: redisUse})
+	testLifecycle(t, Redis, client{server: "redis-server", use: redisUse})
 }
 
 func redisUse(ctx context.Context, in *Instance, key string) error {

@@ -227,7 +227,11 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 	}
 	r.logf("  ready in %.2fs", time.Since(started).Seconds())
 	target := dep.instance(r.study.Load.Service)
-	if err := verify(ctx, r.study.Load.Steps, "http://"+target.addr, r.opts.Root); err != nil {
+	base := "http://" + target.addr
+	if err := setup(ctx, r.study.Setup, base, dep.values); err != nil {
+		return err
+	}
+	if err := verify(ctx, r.study.Load.Steps, base, dep.values); err != nil {
 		return err
 	}
 	for i, st := range r.study.Load.Steps {
@@ -239,8 +243,7 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 			step:    st,
 			label:   fmt.Sprintf("  %s [%d/%d]", st.Name, i+1, len(r.study.Load.Steps)),
 			dir:     r.run.StepDir(rep, v.Key(), st.Name),
-			baseURL: "http://" + target.addr,
-			root:    r.opts.Root,
+			baseURL: base,
 			dep:     dep,
 			method:  r.acct.Method(),
 			log:     r.opts.Log,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,8 @@ func runTiny(t *testing.T, profile string, ctx context.Context) (string, string,
 	return runStudy(t, "testdata/tiny.yaml", profile, ctx)
 }
 
+// runStudy runs a study with a build cache of the test's own, so that
+// svcProcesses finds exactly this test's services.
 func runStudy(t *testing.T, file, profile string, ctx context.Context) (string, string, error) {
 	t.Helper()
 	s, err := study.Load(file, profile)
@@ -39,28 +42,38 @@ func runStudy(t *testing.T, file, profile string, ctx context.Context) (string, 
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	dir, err := Run(ctx, s, Options{
+	dir, err := Run(ctx, s, testOptions(t, &log))
+	return dir, log.String(), err
+}
+
+func testOptions(t *testing.T, log io.Writer) Options {
+	return Options{
 		Root:        repoRoot(t),
 		ResultsRoot: t.TempDir(),
 		CacheDir:    filepath.Join(t.TempDir(), "cache"),
 		DataDir:     t.TempDir(),
-		Log:         &log,
-	})
-	return dir, log.String(), err
+		Log:         log,
+	}
 }
 
-// svcProcesses lists live processes running the test service binary.
+// svcProcesses lists live processes running a binary built by this test
+// (other packages' tests may run the same service meanwhile).
 func svcProcesses(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte("/svc-")) && bytes.HasSuffix(bytes.TrimRight(cmdline, "\x00"), []byte("/svc")) {
+		if err == nil && bytes.HasPrefix(cmdline, []byte(os.TempDir()+"/"+testDirPrefix(t))) {
 			out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 	}
 	return out
+}
+
+// testDirPrefix is how t.TempDir names this test's directories.
+func testDirPrefix(t *testing.T) string {
+	return strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
 }
 
 func TestTinyStudyEndToEnd(t *testing.T) {
@@ -178,7 +191,7 @@ func TestInterruptedRunKeepsWhatFinishedAndResumes(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var log bytes.Buffer
-	opts := Options{Root: repoRoot(t), ResultsRoot: t.TempDir(), CacheDir: filepath.Join(t.TempDir(), "cache"), DataDir: t.TempDir(), Log: &cancelAfter{w: &log, marker: "closed [1/2]: ", cancel: cancel}}
+	opts := testOptions(t, &cancelAfter{w: &log, marker: "closed [1/2]: ", cancel: cancel})
 	dir, err := Run(ctx, s, opts)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v\n%s", err, log.String())

@@ -30,6 +30,7 @@ type instance struct {
 // deployment is everything one variant runs: started in dependency order,
 // stopped in reverse, never outliving the runner.
 type deployment struct {
+	values    map[string]string // placeholders: builds, variant, services, dependencies, setup
 	group     proc.Group
 	deps      []*deps.Instance
 	instances []*instance
@@ -114,6 +115,7 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 			c.progress("  started %s on %s", inst.name, inst.addr)
 		}
 	}
+	d.values = values
 	sctx, cancel := context.WithCancel(context.Background())
 	d.stopSamp = cancel
 	go d.sampler.Run(sctx)

@@ -25,7 +25,6 @@ type measurement struct {
 	label   string
 	dir     string
 	baseURL string
-	root    string
 	dep     *deployment
 	method  string
 	log     io.Writer
@@ -33,7 +32,7 @@ type measurement struct {
 }
 
 func (m *measurement) run(ctx context.Context) error {
-	targets, err := loadTargets(m.step, m.baseURL, m.root)
+	targets, err := loadTargets(m.step.Targets, m.baseURL, m.dep.values)
 	if err != nil {
 		return err
 	}
@@ -179,48 +178,71 @@ func (m *measurement) spec(targets []load.Target) load.Spec {
 	return spec
 }
 
-// loadTargets turns a step's targets into requests at baseURL.
-func loadTargets(st *study.Step, baseURL, root string) ([]load.Target, error) {
+// loadTargets turns a step's targets into requests at baseURL, filling in
+// placeholders from values (variant, builds, setup captures).
+func loadTargets(targets []*study.Target, baseURL string, values map[string]string) ([]load.Target, error) {
 	var out []load.Target
-	for _, t := range st.Targets {
-		status, err := load.ParseStatusSet(t.ExpectStatus)
+	for _, t := range targets {
+		lt, err := loadTarget(t, baseURL, values)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name, err)
-		}
-		lt := load.Target{
-			Name:         t.Name,
-			Method:       t.Method,
-			URL:          baseURL + t.Path,
-			Header:       t.Header,
-			Weight:       t.Weight,
-			ExpectStatus: status,
-			ExpectBody:   []byte(t.ExpectBody),
-		}
-		if t.Body != "" {
-			lt.Body = []byte(t.Body)
-		}
-		if len(t.Form) > 0 {
-			var fields []load.FormField
-			for _, kv := range t.Form {
-				f := load.FormField{Name: kv[0], Value: kv[1]}
-				if file, ok := strings.CutPrefix(kv[1], "@"); ok {
-					if !filepath.IsAbs(file) {
-						file = filepath.Join(root, file)
-					}
-					f = load.FormField{Name: kv[0], File: file}
-				}
-				fields = append(fields, f)
-			}
-			body, contentType, err := load.MultipartBody(fields)
-			if err != nil {
-				return nil, fmt.Errorf("target %s: %w", t.Name, err)
-			}
-			lt.Body = body
-			lt.Header = append(append([][2]string{}, lt.Header...), [2]string{"Content-Type", contentType})
 		}
 		out = append(out, lt)
 	}
 	return out, nil
+}
+
+func loadTarget(t *study.Target, baseURL string, values map[string]string) (load.Target, error) {
+	// The first failed expansion is kept and returned at the end.
+	var err error
+	expand := func(s string) string {
+		if err == nil {
+			s, err = study.Expand(s, values)
+		}
+		return s
+	}
+	status, serr := load.ParseStatusSet(t.ExpectStatus)
+	if serr != nil {
+		return load.Target{}, serr
+	}
+	lt := load.Target{
+		Name:         t.Name,
+		Method:       t.Method,
+		URL:          baseURL + expand(t.Path),
+		Weight:       t.Weight,
+		ExpectStatus: status,
+		ExpectBody:   []byte(t.ExpectBody),
+	}
+	for _, h := range t.Header {
+		lt.Header = append(lt.Header, [2]string{h[0], expand(h[1])})
+	}
+	if t.Body != "" {
+		lt.Body = []byte(expand(t.Body))
+	}
+	if len(t.Form) > 0 {
+		var fields []load.FormField
+		for _, kv := range t.Form {
+			v := expand(kv[1])
+			f := load.FormField{Name: kv[0], Value: v}
+			if file, ok := strings.CutPrefix(v, "@"); ok {
+				if !filepath.IsAbs(file) {
+					file = filepath.Join(values["root"], file)
+				}
+				f = load.FormField{Name: kv[0], File: file}
+			}
+			fields = append(fields, f)
+		}
+		if err != nil {
+			return load.Target{}, err
+		}
+		body, contentType, ferr := load.MultipartBody(fields)
+		if ferr != nil {
+			return load.Target{}, ferr
+		}
+		lt.Body = body
+		lt.Header = append(lt.Header, [2]string{"Content-Type", contentType})
+	}
+	return lt, err
 }
 
 func warnings(s metrics.Summary) string {

@@ -3,11 +3,13 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
+	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -15,39 +17,78 @@ import (
 // verify sends every target of every step once and checks the answer, so
 // that a misconfigured service fails in seconds, not after a long load of
 // errors.
-func verify(ctx context.Context, steps []*study.Step, baseURL, root string) error {
-	client := &http.Client{Timeout: 30 * time.Second}
+func verify(ctx context.Context, steps []*study.Step, baseURL string, values map[string]string) error {
 	for _, st := range steps {
-		targets, err := loadTargets(st, baseURL, root)
+		targets, err := loadTargets(st.Targets, baseURL, values)
 		if err != nil {
 			return fmt.Errorf("step %s: %w", st.Name, err)
 		}
 		for _, t := range targets {
-			req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, bytes.NewReader(t.Body))
-			if err != nil {
+			if _, err := send(ctx, t); err != nil {
 				return fmt.Errorf("verify %s: %w", t.Name, err)
-			}
-			for _, h := range t.Header {
-				req.Header.Set(h[0], h[1])
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return fmt.Errorf("verify %s: %w", t.Name, err)
-			}
-			body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-			resp.Body.Close()
-			if err != nil {
-				return fmt.Errorf("verify %s: read body: %w", t.Name, err)
-			}
-			if !t.ExpectStatus.Has(resp.StatusCode) {
-				return fmt.Errorf("verify %s: status %d, body %q", t.Name, resp.StatusCode, clip(body))
-			}
-			if len(t.ExpectBody) > 0 && !bytes.Contains(body, t.ExpectBody) {
-				return fmt.Errorf("verify %s: body %q does not contain %q", t.Name, clip(body), t.ExpectBody)
 			}
 		}
 	}
 	return nil
+}
+
+// setup sends the study's setup requests in order and adds what they
+// capture to values as setup.NAME.KEY.
+func setup(ctx context.Context, reqs []*study.Target, baseURL string, values map[string]string) error {
+	for _, r := range reqs {
+		t, err := loadTarget(r, baseURL, values)
+		if err != nil {
+			return fmt.Errorf("setup %s: %w", r.Name, err)
+		}
+		body, err := send(ctx, t)
+		if err != nil {
+			return fmt.Errorf("setup %s: %w", r.Name, err)
+		}
+		if len(r.Capture) == 0 {
+			continue
+		}
+		var answer map[string]any
+		if err := json.Unmarshal(body, &answer); err != nil {
+			return fmt.Errorf("setup %s: the answer is not a JSON object: %w", r.Name, err)
+		}
+		for _, kv := range r.Capture {
+			v, ok := answer[kv[1]]
+			if !ok {
+				return fmt.Errorf("setup %s: no field %q in %q", r.Name, kv[1], clip(body))
+			}
+			values["setup."+r.Name+"."+kv[0]] = fmt.Sprint(v)
+		}
+	}
+	return nil
+}
+
+var probeClient = &http.Client{Timeout: 60 * time.Second}
+
+// send makes one request and checks it against the target's expectations.
+func send(ctx context.Context, t load.Target) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, bytes.NewReader(t.Body))
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range t.Header {
+		req.Header.Set(h[0], h[1])
+	}
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	if !t.ExpectStatus.Has(resp.StatusCode) {
+		return nil, fmt.Errorf("status %d, body %q", resp.StatusCode, clip(body))
+	}
+	if len(t.ExpectBody) > 0 && !bytes.Contains(body, t.ExpectBody) {
+		return nil, fmt.Errorf("body %q does not contain %q", clip(body), t.ExpectBody)
+	}
+	return body, nil
 }
 
 func clip(b []byte) string {

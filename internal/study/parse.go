@@ -66,7 +66,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	s := &Study{File: file, Repetitions: 1}
 	var profiles *yaml.Node
 	present := map[string]bool{}
-	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "load", "repetitions", "profiles", "paper") {
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "setup", "load", "repetitions", "profiles", "paper") {
 		present[e.key] = true
 		switch e.key {
 		case "study":
@@ -83,6 +83,13 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Services = d.services(e.value)
 		case "variants":
 			s.Variants = d.axes(e.value)
+		case "setup":
+			for i, tn := range d.sequence(e.value, "setup") {
+				f := fmt.Sprintf("setup[%d]", i)
+				for _, one := range d.each(tn, f) {
+					s.Setup = append(s.Setup, d.target(one, f, true))
+				}
+			}
 		case "load":
 			s.Load = d.load(e.value)
 		case "repetitions":
@@ -408,7 +415,7 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		case "targets":
 			st.Targets = nil
 			for i, tn := range d.sequence(v, f) {
-				st.Targets = append(st.Targets, d.target(tn, fmt.Sprintf("%s[%d]", f, i)))
+				st.Targets = append(st.Targets, d.target(tn, fmt.Sprintf("%s[%d]", f, i), false))
 			}
 		}
 	}
@@ -489,9 +496,13 @@ func (d *decoder) think(n *yaml.Node, field string) [2]time.Duration {
 	return [2]time.Duration{a, b}
 }
 
-func (d *decoder) target(n *yaml.Node, field string) *Target {
+func (d *decoder) target(n *yaml.Node, field string, setup bool) *Target {
 	t := &Target{Method: "GET", Weight: 1, ExpectStatus: "2xx"}
-	for _, e := range d.mapping(n, field, "name", "method", "path", "headers", "body", "form", "weight", "expect_status", "expect_body") {
+	fields := []string{"name", "method", "path", "headers", "body", "form", "weight", "expect_status", "expect_body"}
+	if setup {
+		fields = []string{"each", "name", "method", "path", "headers", "body", "form", "expect_status", "capture"}
+	}
+	for _, e := range d.mapping(n, field, fields...) {
 		f := join(field, e.key)
 		switch e.key {
 		case "name":
@@ -506,16 +517,23 @@ func (d *decoder) target(n *yaml.Node, field string) *Target {
 			d.placeholders(e.value, f, t.Path)
 		case "headers":
 			t.Header = d.pairs(e.value, f)
+			d.placeholdersIn(e.value, f)
 		case "body":
 			t.Body = d.str(e.value, f)
+			d.placeholders(e.value, f, t.Body)
 		case "form":
 			t.Form = d.pairs(e.value, f)
+			d.placeholdersIn(e.value, f)
 		case "weight":
 			t.Weight = int(d.integer(e.value, f, 1))
 		case "expect_status":
 			t.ExpectStatus = d.nonEmpty(e.value, f)
 		case "expect_body":
 			t.ExpectBody = d.str(e.value, f)
+		case "capture":
+			t.Capture = d.pairs(e.value, f)
+		case "each":
+			// Expanded before the target is read.
 		}
 	}
 	if t.Path == "" {
@@ -647,6 +665,13 @@ func (d *decoder) check(s *Study) {
 		if msg := st.problem(); msg != "" {
 			d.errorf(&yaml.Node{Line: st.line}, f, "%s", msg)
 		}
+	}
+	seen := map[string]bool{}
+	for i, t := range s.Setup {
+		if seen[t.Name] {
+			d.errorf(nil, fmt.Sprintf("setup[%d]", i), "setup name %q used twice: give each a name", t.Name)
+		}
+		seen[t.Name] = true
 	}
 	d.checkPlaceholders(s)
 }

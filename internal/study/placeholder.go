@@ -23,12 +23,13 @@ import (
 //	{dep.NAME.KEY}            a dependency's addr, host, port, url, user,
 //	                          password, database (and dsn for MariaDB)
 //	{root} {data}             the repository root; the shared data directory
+//	{setup.NAME.KEY}          a value captured from the answer to setup request NAME
 //	{AXIS}                    the variant's value on that axis, e.g. {framework}
 //	{AXIS.ATTR}               an attribute of that value (axes given as mappings)
 var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*(?:\.[a-z0-9_-]+)*)\}`)
 
 // reserved names cannot be axis names.
-var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "root": true, "data": true}
+var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "root": true, "data": true}
 
 func reservedList() string {
 	var names []string
@@ -51,6 +52,16 @@ type ref struct {
 func (d *decoder) placeholders(n *yaml.Node, field, text string) {
 	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
 		d.refs = append(d.refs, ref{line: n.Line, field: field, name: m[1]})
+	}
+}
+
+// placeholdersIn records the placeholders of every scalar below n.
+func (d *decoder) placeholdersIn(n *yaml.Node, field string) {
+	if n.Kind == yaml.ScalarNode {
+		d.placeholders(n, field, n.Value)
+	}
+	for _, c := range n.Content {
+		d.placeholdersIn(c, field)
 	}
 }
 
@@ -86,6 +97,13 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 			return "want {service.NAME.addr}, {service.NAME.addrs} or {service.NAME.port} of a declared service"
 		}
 		return ""
+	case parts[0] == "setup":
+		if len(parts) == 3 && slices.ContainsFunc(s.Setup, func(t *Target) bool {
+			return t.Name == parts[1] && slices.ContainsFunc(t.Capture, func(kv [2]string) bool { return kv[0] == parts[2] })
+		}) {
+			return ""
+		}
+		return "want {setup.NAME.KEY} of a setup request that captures KEY"
 	case parts[0] == "dep":
 		if len(parts) != 3 || s.Dependency(parts[1]) == nil || !slices.Contains(depKeys, parts[2]) {
 			return "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", ")

@@ -17,6 +17,7 @@ type Study struct {
 	Deps        []*Dependency
 	Services    []*Service
 	Variants    []Axis // the matrix; each combination is one variant
+	Setup       []*Target // requests sent once per variant before the load, capturing values
 	Load        Plan
 	Repetitions int
 	Profile     string   // applied profile, "" for none
@@ -142,6 +143,9 @@ type Target struct {
 	Weight       int
 	ExpectStatus string
 	ExpectBody   string
+	// Capture (setup requests only) names values taken from the JSON
+	// answer: placeholder key → top-level field, read as {setup.NAME.KEY}.
+	Capture [][2]string
 }
 
 // Variant is one combination of axis values.

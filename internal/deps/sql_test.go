@@ -1,0 +1,60 @@
+package deps
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+func TestPostgres(t *testing.T) {
+	testLifecycle(t, Postgres, sqlClient("postgres", "pgx", func(in *Instance) string { return in.URL }, "$1"))
+}
+
+func TestMariaDB(t *testing.T) {
+	testLifecycle(t, MariaDB, sqlClient("mariadbd", "mysql", func(in *Instance) string { return in.Values["dsn"] }, "?"))
+}
+
+// sqlClient keeps rows in a table kv of the server program through
+// database/sql with driver, whose parameter marker is param. Rows survive
+// restarts.
+func sqlClient(server, driver string, dsn func(*Instance) string, param string) client {
+	read := func(ctx context.Context, db *sql.DB, key string) error {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM kv WHERE k = "+param, key).Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("%d rows with key %q, want 1", n, key)
+		}
+		return nil
+	}
+	with := func(in *Instance, f func(*sql.DB) error) error {
+		db, err := sql.Open(driver, dsn(in))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return f(db)
+	}
+	return client{
+		server: server,
+		use: func(ctx context.Context, in *Instance, key string) error {
+			return with(in, func(db *sql.DB) error {
+				if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS kv (k VARCHAR(64) PRIMARY KEY)"); err != nil {
+					return err
+				}
+				if _, err := db.ExecContext(ctx, "INSERT INTO kv VALUES ("+param+")", key); err != nil {
+					return err
+				}
+				return read(ctx, db, key)
+			})
+		},
+		has: func(ctx context.Context, in *Instance, key string) error {
+			return with(in, func(db *sql.DB) error { return read(ctx, db, key) })
+		},
+	}
+}
