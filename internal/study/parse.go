@@ -3,8 +3,8 @@ package study
 import (
 	"fmt"
 	"maps"
-	"path"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -425,9 +425,9 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 // each expands a step template over the combinations of its each: lists,
 // replacing {VAR} in every text of the step:
 //
-//	- name: post-{format}-{size}
-//	  each: {format: [png, jpg], size: [17k, 30k]}
-//	  targets: [{method: POST, path: /images, form: {image: "@{build.corpus}/{format}-{size}.{format}"}}]
+//   - name: post-{format}-{size}
+//     each: {format: [png, jpg], size: [17k, 30k]}
+//     targets: [{method: POST, path: /images, form: {image: "@{build.corpus}/{format}-{size}.{format}"}}]
 //
 // A step without each is returned as it is.
 func (d *decoder) each(n *yaml.Node, field string) []*yaml.Node {

@@ -16,7 +16,7 @@ type Study struct {
 	Builds      []*Build
 	Deps        []*Dependency
 	Services    []*Service
-	Variants    []Axis // the matrix; each combination is one variant
+	Variants    []Axis    // the matrix; each combination is one variant
 	Setup       []*Target // requests sent once per variant before the load, capturing values
 	Load        Plan
 	Repetitions int
