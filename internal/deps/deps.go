@@ -182,6 +182,11 @@ type running struct {
 // launch starts the server's processes in order, each ready before the
 // next. The caller holds life.
 func (in *Instance) launch(ctx context.Context) error {
+	if l, ok := in.srv.(leftovers); ok {
+		if err := l.settle(ctx, in.env); err != nil {
+			return err
+		}
+	}
 	for _, l := range in.srv.launches(in.env) {
 		p, err := proc.Start(ctx, l.spec)
 		if err != nil {
@@ -255,6 +260,9 @@ func (in *Instance) Stop() error {
 	}
 	in.stopped = true
 	err := in.halt()
+	if l, ok := in.srv.(leftovers); ok {
+		err = errors.Join(err, l.release(in.env))
+	}
 	if in.env.dir != "" {
 		err = errors.Join(err, os.RemoveAll(in.env.dir))
 	}

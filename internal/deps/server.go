@@ -30,6 +30,16 @@ type server interface {
 	launches(e *env) []launch
 }
 
+// leftovers is implemented by servers whose unclean exit leaves state
+// outside the private dir.
+type leftovers interface {
+	// settle waits, before a start, until what a killed predecessor left
+	// can be taken over.
+	settle(ctx context.Context, e *env) error
+	// release frees it after the last stop, before the private dir goes.
+	release(e *env) error
+}
+
 // launch is one process of a start.
 type launch struct {
 	spec  proc.Spec

@@ -8,6 +8,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"golang.org/x/sys/unix"
 )
 
 func TestPostgres(t *testing.T) {
@@ -56,5 +57,31 @@ func sqlClient(server, driver string, dsn func(*Instance) string, param string) 
 		has: func(ctx context.Context, in *Instance, key string) error {
 			return with(in, func(db *sql.DB) error { return read(ctx, db, key) })
 		},
+	}
+}
+
+// A killed server's System V shared memory, which lives outside the private
+// dir, is freed by Stop.
+func TestPostgresKilledLeavesNoSharedMemory(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	in := startForTest(ctx, t, Postgres)
+	id, ok := in.srv.(*postgres).leftSegment()
+	if !ok {
+		t.Fatal("no shared memory segment in postmaster.pid")
+	}
+	for _, p := range in.Processes() {
+		if err := p.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+	}
+	if err := in.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var desc unix.SysvShmDesc
+	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err == nil {
+		t.Errorf("shared memory segment %d still exists after Stop (%d attached)", id, desc.Nattch)
 	}
 }

@@ -228,10 +228,15 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 	r.logf("  ready in %.2fs", time.Since(started).Seconds())
 	target := dep.instance(r.study.Load.Service)
 	base := "http://" + target.addr
-	if err := setup(ctx, r.study.Setup, base, dep.values); err != nil {
-		return err
+	first := &results.FirstRequests{}
+	err = setup(ctx, r.study.Setup, base, dep.values, first)
+	if err == nil {
+		err = verify(ctx, r.study.Load.Steps, base, dep.values, first)
 	}
-	if err := verify(ctx, r.study.Load.Steps, base, dep.values); err != nil {
+	if serr := r.saveStartup(rep, v, dep, target, first); serr != nil {
+		return errors.Join(err, serr)
+	}
+	if err != nil {
 		return err
 	}
 	for i, st := range r.study.Load.Steps {
@@ -264,6 +269,22 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 		}
 	}
 	return nil
+}
+
+// saveStartup writes how long each instance took to become ready and the
+// first requests the load's service answered, with their latencies.
+func (r *runner) saveStartup(rep int, v study.Variant, dep *deployment, target *instance, first *results.FirstRequests) error {
+	st := results.Startup{FirstRequests: first.Requests}
+	for _, in := range dep.instances {
+		if in.dep {
+			continue
+		}
+		st.Instances = append(st.Instances, results.InstanceStartup{Name: in.name, ReadyS: in.ready.Sub(in.started).Seconds()})
+	}
+	if at, ok := first.FirstSuccess(); ok {
+		st.FirstSuccessS = at.Sub(target.started).Seconds()
+	}
+	return results.WriteJSON(filepath.Join(r.run.Dir, "runs", fmt.Sprintf("rep-%d", rep), v.Key(), "startup.json"), st)
 }
 
 func describe(v study.Variant) string {

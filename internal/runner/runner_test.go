@@ -127,6 +127,14 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	if prov.CPUModel == "" || prov.Cores == 0 || prov.Builds["svc"] == "" || prov.EndedAt.IsZero() || prov.ResourceMethod == "" {
 		t.Fatalf("provenance %+v", prov)
 	}
+	var st results.Startup
+	if err := results.ReadJSON(filepath.Join(dir, "runs/rep-1/0/startup.json"), &st); err != nil {
+		t.Fatal(err)
+	}
+	// Verification sent one request per step before the load.
+	if len(st.Instances) != 2 || st.Instances[0].ReadyS <= 0 || len(st.FirstRequests) != 2 || st.FirstSuccessS < st.Instances[1].ReadyS {
+		t.Fatalf("startup %+v", st)
+	}
 	for _, f := range []string{"study.yaml", "logs/rep-1/0/front.log", "logs/rep-1/0/backend.log"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)

@@ -25,6 +25,8 @@ type instance struct {
 	proc    *proc.Process
 	tracked resources.Tracked
 	dep     bool
+	started time.Time
+	ready   time.Time
 }
 
 // deployment is everything one variant runs: started in dependency order,
@@ -152,6 +154,7 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if svc.Dir != "" {
 		dir = filepath.Join(c.values["root"], svc.Dir)
 	}
+	started := time.Now()
 	// exec makes the service itself the process group leader, so its pid
 	// is the one accounted and signalled.
 	p, err := d.group.Start(ctx, proc.Spec{
@@ -166,7 +169,7 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if err != nil {
 		return nil, err
 	}
-	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p}
+	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started}
 	d.instances = append(d.instances, inst)
 	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes}
 	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {
@@ -186,6 +189,7 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if err := proc.WaitReady(ctx, p, check, svc.Ready.Timeout); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	inst.ready = time.Now()
 	return inst, nil
 }
 

@@ -11,20 +11,21 @@ import (
 
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
 
 // verify sends every target of every step once and checks the answer, so
 // that a misconfigured service fails in seconds, not after a long load of
 // errors.
-func verify(ctx context.Context, steps []*study.Step, baseURL string, values map[string]string) error {
+func verify(ctx context.Context, steps []*study.Step, baseURL string, values map[string]string, log *results.FirstRequests) error {
 	for _, st := range steps {
 		targets, err := loadTargets(st.Targets, baseURL, values)
 		if err != nil {
 			return fmt.Errorf("step %s: %w", st.Name, err)
 		}
 		for _, t := range targets {
-			if _, err := send(ctx, t); err != nil {
+			if _, err := send(ctx, t, log); err != nil {
 				return fmt.Errorf("verify %s: %w", t.Name, err)
 			}
 		}
@@ -34,13 +35,13 @@ func verify(ctx context.Context, steps []*study.Step, baseURL string, values map
 
 // setup sends the study's setup requests in order and adds what they
 // capture to values as setup.NAME.KEY.
-func setup(ctx context.Context, reqs []*study.Target, baseURL string, values map[string]string) error {
+func setup(ctx context.Context, reqs []*study.Target, baseURL string, values map[string]string, log *results.FirstRequests) error {
 	for _, r := range reqs {
 		t, err := loadTarget(r, baseURL, values)
 		if err != nil {
 			return fmt.Errorf("setup %s: %w", r.Name, err)
 		}
-		body, err := send(ctx, t)
+		body, err := send(ctx, t, log)
 		if err != nil {
 			return fmt.Errorf("setup %s: %w", r.Name, err)
 		}
@@ -64,8 +65,9 @@ func setup(ctx context.Context, reqs []*study.Target, baseURL string, values map
 
 var probeClient = &http.Client{Timeout: 60 * time.Second}
 
-// send makes one request and checks it against the target's expectations.
-func send(ctx context.Context, t load.Target) ([]byte, error) {
+// send makes one request, checks it against the target's expectations and
+// notes it in log: these are the first requests a fresh service answers.
+func send(ctx context.Context, t load.Target, log *results.FirstRequests) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, bytes.NewReader(t.Body))
 	if err != nil {
 		return nil, err
@@ -73,12 +75,15 @@ func send(ctx context.Context, t load.Target) ([]byte, error) {
 	for _, h := range t.Header {
 		req.Header.Set(h[0], h[1])
 	}
+	start := time.Now()
 	resp, err := probeClient.Do(req)
 	if err != nil {
+		log.Add(t.Name, start, 0, err)
 		return nil, err
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	resp.Body.Close()
+	log.Add(t.Name, start, resp.StatusCode, err)
 	if err != nil {
 		return nil, fmt.Errorf("read body: %w", err)
 	}

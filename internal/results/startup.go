@@ -1,0 +1,63 @@
+package results
+
+import (
+	"sync"
+	"time"
+)
+
+// Startup is startup.json of a variant in a repetition: how long its
+// services took to start, and the first requests they answered, which is
+// where a JIT-compiled runtime shows its warm-up.
+type Startup struct {
+	Instances []InstanceStartup `json:"instances"`
+	// FirstSuccessS is from the start of the load's service to the end of
+	// its first successful request.
+	FirstSuccessS float64        `json:"first_success_s,omitempty"`
+	FirstRequests []FirstRequest `json:"first_requests"`
+}
+
+// InstanceStartup is one service instance's time from start to ready.
+type InstanceStartup struct {
+	Name   string  `json:"name"`
+	ReadyS float64 `json:"ready_s"`
+}
+
+// FirstRequest is one of the requests sent before the load: setup and
+// verification.
+type FirstRequest struct {
+	Name      string    `json:"name"`
+	Start     time.Time `json:"start"`
+	LatencyMs float64   `json:"latency_ms"`
+	Status    int       `json:"status"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// FirstRequests collects FirstRequest entries in order.
+type FirstRequests struct {
+	mu       sync.Mutex
+	Requests []FirstRequest
+}
+
+// Add notes a request that started at start and ended now.
+func (f *FirstRequests) Add(name string, start time.Time, status int, err error) {
+	r := FirstRequest{Name: name, Start: start, LatencyMs: float64(time.Since(start).Microseconds()) / 1000, Status: status}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	f.mu.Lock()
+	f.Requests = append(f.Requests, r)
+	f.mu.Unlock()
+}
+
+// FirstSuccess is when the first request without a transport error and
+// with a 2xx status ended.
+func (f *FirstRequests) FirstSuccess() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.Requests {
+		if r.Error == "" && r.Status >= 200 && r.Status < 300 {
+			return r.Start.Add(time.Duration(r.LatencyMs * float64(time.Millisecond))), true
+		}
+	}
+	return time.Time{}, false
+}
