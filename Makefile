@@ -11,8 +11,11 @@ PROFILE ?= quick
 
 .PHONY: run test build deps fmt-check vet unit bench clean
 
+# Each study's report path is printed as it finishes.
+STUDIES ?= faas-gateway thread-vs-fiber
+
 run: deps build
-	$(BIN) run faas-gateway --profile $(PROFILE)
+	@for s in $(STUDIES); do $(BIN) run $$s --profile $(PROFILE) || exit 1; done
 
 test: deps fmt-check vet unit
 

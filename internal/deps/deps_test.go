@@ -96,7 +96,10 @@ func testLifecycle(t *testing.T, kind Kind, c client) {
 func startForTest(ctx context.Context, t *testing.T, kind Kind) *Instance {
 	t.Helper()
 	base := tempDir(t)
-	in, err := Start(ctx, kind, Options{Dir: filepath.Join(base, "instance"), LogDir: filepath.Join(base, "logs")})
+	// Deep, as a run's nested temp dirs are: Unix socket paths, which
+	// servers may put in their data dir, are limited to 107 bytes.
+	dir := filepath.Join(base, strings.Repeat("d", 100), "instance")
+	in, err := Start(ctx, kind, Options{Dir: dir, LogDir: filepath.Join(base, "logs")})
 	if err != nil {
 		t.Fatal(err)
 	}

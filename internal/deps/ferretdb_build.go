@@ -105,7 +105,8 @@ func findRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("no msbench checkout (go.mod of %s) here or above, which holds %s; set Options.Root", module, ferretDBSource)
+			wd, _ := os.Getwd()
+			return "", fmt.Errorf("no msbench checkout (go.mod of module %s) in %s or above: the MongoDB stand-in is built from the checkout's %s", module, wd, ferretDBSource)
 		}
 		dir = parent
 	}

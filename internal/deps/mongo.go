@@ -8,8 +8,6 @@ import (
 
 	mongodriver "go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
-
-	"github.com/msbench/msbench/internal/proc"
 )
 
 // mongo serves the MongoDB wire protocol with FerretDB on SQLite, because
@@ -54,15 +52,13 @@ func (s *mongo) values(*env) map[string]string { return map[string]string{"datab
 
 func (s *mongo) launches(e *env) []launch {
 	spec := e.spec("ferretdb", s.server, "-listen", e.addr(), "-data", s.data)
-	return []launch{{spec: spec, ready: proc.FuncCheck(func(ctx context.Context) error { return s.ping(ctx, e) })}}
+	// The driver's monitor waits 500 ms before retrying a refused
+	// connection.
+	ready := whenListening(e.addr(), func(ctx context.Context) error { return s.ping(ctx, e) })
+	return []launch{{spec: spec, ready: ready}}
 }
 
 func (s *mongo) ping(ctx context.Context, e *env) error {
-	// The driver's monitor waits at least 500 ms before retrying a refused
-	// connection, so it is asked only once the port is open.
-	if err := (proc.TCPCheck{Addr: e.addr()}).Check(ctx); err != nil {
-		return err
-	}
 	c, err := mongodriver.Connect(ctx, options.Client().ApplyURI(s.url(e)))
 	if err != nil {
 		return err

@@ -45,10 +45,13 @@ func (s *postgres) settle(ctx context.Context, _ *env) error {
 
 // release frees the segment a killed server left, once the processes are
 // gone and before the data dir, which names it, is removed.
-func (s *postgres) release(*env) error {
+func (s *postgres) release(e *env) error {
 	id, ok := s.leftSegment()
-	if !ok || attached(id) {
+	if !ok {
 		return nil
+	}
+	if err := s.settle(context.Background(), e); err != nil {
+		return err
 	}
 	if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
 		return fmt.Errorf("free shared memory segment %d: %w", id, err)
@@ -56,8 +59,10 @@ func (s *postgres) release(*env) error {
 	return nil
 }
 
-// leftSegment reads the segment id from postmaster.pid, which a clean
-// shutdown removes: its seventh line is "KEY ID".
+// leftSegment returns the segment named in postmaster.pid, which a clean
+// shutdown removes, if it still exists and was created by the postmaster
+// named there (so that an id reused since is never touched). The file's
+// first line is the postmaster's pid, its seventh "KEY ID".
 func (s *postgres) leftSegment() (int, bool) {
 	if s.data == "" {
 		return 0, false
@@ -70,12 +75,23 @@ func (s *postgres) leftSegment() (int, bool) {
 	if len(lines) < 7 {
 		return 0, false
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil {
+		return 0, false
+	}
 	fields := strings.Fields(lines[6])
 	if len(fields) != 2 {
 		return 0, false
 	}
 	id, err := strconv.Atoi(fields[1])
-	return id, err == nil
+	if err != nil {
+		return 0, false
+	}
+	var desc unix.SysvShmDesc
+	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err != nil || int(desc.Cpid) != pid {
+		return 0, false
+	}
+	return id, true
 }
 
 // attached reports whether segment id exists with a process attached.

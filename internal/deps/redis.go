@@ -5,8 +5,6 @@ import (
 	"strconv"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/msbench/msbench/internal/proc"
 )
 
 // redis runs redis-server without a config file, so with its built-in
@@ -31,7 +29,9 @@ func (s *redis) values(*env) map[string]string { return nil }
 func (s *redis) launches(e *env) []launch {
 	spec := e.spec("redis-server", s.server, "--port", strconv.Itoa(e.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", e.dir)
-	return []launch{{spec: spec, ready: proc.FuncCheck(func(ctx context.Context) error { return s.ping(ctx, e) })}}
+	// go-redis logs every refused dial.
+	ready := whenListening(e.addr(), func(ctx context.Context) error { return s.ping(ctx, e) })
+	return []launch{{spec: spec, ready: ready}}
 }
 
 func (s *redis) ping(ctx context.Context, e *env) error {

@@ -49,6 +49,18 @@ type launch struct {
 	stop syscall.Signal
 }
 
+// whenListening is a check with a client that misbehaves while the port is
+// still closed (waits before retrying, or logs on msbench's stderr): it is
+// called only once addr accepts TCP connections.
+func whenListening(addr string, client func(ctx context.Context) error) proc.Check {
+	return proc.FuncCheck(func(ctx context.Context) error {
+		if err := (proc.TCPCheck{Addr: addr}).Check(ctx); err != nil {
+			return err
+		}
+		return client(ctx)
+	})
+}
+
 // stopGracefully sends p its shutdown signal and gives it stopGrace before
 // proc's SIGTERM-then-SIGKILL. It takes no context: it is the shutdown path.
 func stopGracefully(p *proc.Process, sig syscall.Signal) error {

@@ -28,16 +28,12 @@ func (s faasStages) delta() float64    { return s.roundTrip - s.reqWire() - s.pr
 func (s faasStages) deltaShr() float64 { return s.delta() / s.roundTrip }
 
 func stagesOf(ds *Dataset, variant, step string) faasStages {
-	units := ds.Units(variant, step)
-	if len(units) == 0 {
+	if len(ds.Units(variant, step)) == 0 {
 		return faasStages{}
 	}
 	med := func(f func(u *Unit) float64) float64 {
-		xs := make([]float64, len(units))
-		for i, u := range units {
-			xs[i] = f(u)
-		}
-		return stats.Median(xs)
+		m, _ := ds.median(variant, step, f)
+		return m
 	}
 	st := func(name string) func(u *Unit) float64 {
 		return func(u *Unit) float64 { return u.Summary.ServerTiming[name].Mean }

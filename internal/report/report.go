@@ -94,9 +94,30 @@ func Write(dir string) (string, error) {
 	return html, nil
 }
 
+// manySteps is where per-step sections stop being readable: sweeps get one
+// table instead, and their study's analysis draws the curves.
+const manySteps = 8
+
+// median returns the median over repetitions of f for one step of one
+// variant; false when nothing was measured.
+func (ds *Dataset) median(variant, step string, f func(u *Unit) float64) (float64, bool) {
+	units := ds.Units(variant, step)
+	if len(units) == 0 {
+		return nan, false
+	}
+	xs := make([]float64, len(units))
+	for i, u := range units {
+		xs[i] = f(u)
+	}
+	return stats.Median(xs), true
+}
+
 // stepSections gives every load step a table, a latency box plot and
 // throughput and resource charts.
 func stepSections(ds *Dataset) ([]Section, error) {
+	if len(ds.Study.Load.Steps) > manySteps {
+		return []Section{allStepsSection(ds)}, nil
+	}
 	groups, series := ds.Axis()
 	var out []Section
 	for _, st := range ds.Study.Load.Steps {
@@ -152,6 +173,23 @@ func stepSections(ds *Dataset) ([]Section, error) {
 		out = append(out, sec)
 	}
 	return out, nil
+}
+
+// allStepsSection is one table of every step of every variant.
+func allStepsSection(ds *Dataset) Section {
+	t := Table{
+		Caption: "Every step, the median over repetitions (95% CI when there are several); latency from the intended send time.",
+		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms"},
+	}
+	for _, st := range ds.Study.Load.Steps {
+		for _, v := range ds.Variants {
+			if units := ds.Units(v.Key(), st.Name); len(units) > 0 {
+				row, _, _ := variantRow(v.Key(), units)
+				t.Rows = append(t.Rows, append([]string{st.Name}, row...))
+			}
+		}
+	}
+	return Section{Title: "All steps", Tables: []Table{t}}
 }
 
 var nan = stats.Median(nil)

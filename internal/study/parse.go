@@ -97,9 +97,11 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 		case "profiles":
 			profiles = e.value
 		case "paper":
-			if err := e.value.Decode(&s.Paper); err != nil {
+			var v any
+			if err := e.value.Decode(&v); err != nil {
 				d.errorf(e.value, "paper", "%v", err)
 			}
+			s.Paper = stringKeys(v)
 		}
 	}
 	for _, req := range []string{"study", "services", "load"} {
@@ -751,4 +753,28 @@ func (s *Study) StartOrder() []*Service {
 		add(svc)
 	}
 	return out
+}
+
+// stringKeys turns the maps YAML decodes (whose keys may be numbers, as in
+// "30: 500") into maps with string keys, which JSON and templates take.
+func stringKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = stringKeys(e)
+		}
+		return x
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = stringKeys(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = stringKeys(e)
+		}
+		return x
+	}
+	return v
 }
