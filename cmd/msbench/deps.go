@@ -30,7 +30,7 @@ is removed when it stops. Known kinds: ` + kindList() + `.`,
 }
 
 func newDepsUpCmd() *cobra.Command {
-	var logDir string
+	var logDir, root string
 	cmd := &cobra.Command{
 		Use:   "up KIND...",
 		Short: "Start dependencies, print how to connect, stop them on Ctrl-C",
@@ -57,17 +57,19 @@ them all and removes their data.`,
 				}
 				kinds[i] = k
 			}
-			return depsUp(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), kinds, logDir)
+			opts := deps.Options{LogDir: logDir, Root: root}
+			return depsUp(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), kinds, opts)
 		},
 	}
 	cmd.Flags().StringVar(&logDir, "logs", "", "keep the servers' output in this directory (default: removed with the data)")
+	cmd.Flags().StringVar(&root, "root", "", "msbench checkout, whose tools/ferretdb serves mongo (default: found from the working directory)")
 	return cmd
 }
 
 // depsUp starts kinds, prints how to reach them on out and holds them until
 // ctx is cancelled; progress goes to log.
-func depsUp(ctx context.Context, out, log io.Writer, kinds []deps.Kind, logDir string) error {
-	instances, err := startAll(ctx, kinds, logDir)
+func depsUp(ctx context.Context, out, log io.Writer, kinds []deps.Kind, opts deps.Options) error {
+	instances, err := startAll(ctx, kinds, opts)
 	if err == nil {
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 		for _, in := range instances {
@@ -99,11 +101,11 @@ func depsUp(ctx context.Context, out, log io.Writer, kinds []deps.Kind, logDir s
 // startAll starts kinds in parallel, because some take seconds, and gives
 // up on all at the first error, returning that one. The caller stops the
 // instances that did start (the non-nil entries).
-func startAll(ctx context.Context, kinds []deps.Kind, logDir string) ([]*deps.Instance, error) {
+func startAll(ctx context.Context, kinds []deps.Kind, opts deps.Options) ([]*deps.Instance, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	opts.Ports = new(proc.PortAllocator)
 	var (
-		ports     proc.PortAllocator
 		instances = make([]*deps.Instance, len(kinds))
 		wg        sync.WaitGroup
 		mu        sync.Mutex
@@ -111,7 +113,7 @@ func startAll(ctx context.Context, kinds []deps.Kind, logDir string) ([]*deps.In
 	)
 	for i, k := range kinds {
 		wg.Go(func() {
-			in, err := deps.Start(ctx, k, deps.Options{LogDir: logDir, Ports: &ports})
+			in, err := deps.Start(ctx, k, opts)
 			instances[i] = in
 			if err != nil {
 				mu.Lock()
