@@ -2,96 +2,113 @@ package deps
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // A PostgreSQL server that did not shut down cleanly (killed for fault
-// injection, or after the stop grace) leaves its System V shared memory
-// segment behind, outside the private dir, named in postmaster.pid. A new
-// server on the same data reuses it only once no process is attached, and
-// processes killed a moment ago may still be (they are reaped, and detached,
-// asynchronously); and when the data dir is removed nothing would ever free
-// it. So the segment is waited for before a restart and freed on Stop.
+// injection, stopped by force after the grace, or an initdb cut short)
+// leaves a System V shared memory segment behind, outside the private dir.
+// A new server on the same data takes it over only once no process is
+// attached, and processes killed a moment ago may still be (they detach
+// asynchronously); and once the data dir is removed nothing would ever free
+// it. So such segments are waited for before a restart and freed on Stop.
 
 // shmSettleTimeout bounds the wait for dead processes to detach.
 const shmSettleTimeout = 5 * time.Second
 
-// settle waits until the segment of a killed predecessor, if any, has no
-// process attached, so that the next server may take it over.
+// The start of PostgreSQL's PGShmemHeader on 64-bit Linux: a magic number,
+// and at offsets 40 and 48 the device and inode of the data dir.
+const (
+	pgShmemMagic      = 679834894
+	pgShmemHeaderSize = 56
+	// PostgreSQL keys a cluster's segment with its data dir's inode, plus
+	// one for every key found taken; more than a few never happens.
+	pgShmemKeyRange = 16
+)
+
+// settle waits until no process is attached to a segment of the cluster,
+// so that the next server may take it over.
 func (s *postgres) settle(ctx context.Context, _ *env) error {
-	id, ok := s.leftSegment()
-	if !ok {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, shmSettleTimeout)
 	defer cancel()
-	for attached(id) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("shared memory segment %d of the previous postgres is still attached: %w", id, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
+	for _, id := range s.segments() {
+		for attached(id) {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("shared memory segment %d of the previous postgres is still attached: %w", id, ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 	}
 	return nil
 }
 
-// release frees the segment a killed server left, once the processes are
-// gone and before the data dir, which names it, is removed.
+// release frees the cluster's segments once its processes are gone and
+// before the data dir, which identifies them, is removed.
 func (s *postgres) release(e *env) error {
-	id, ok := s.leftSegment()
-	if !ok {
-		return nil
-	}
 	if err := s.settle(context.Background(), e); err != nil {
 		return err
 	}
-	if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
-		return fmt.Errorf("free shared memory segment %d: %w", id, err)
+	for _, id := range s.segments() {
+		if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
+			return fmt.Errorf("free shared memory segment %d: %w", id, err)
+		}
 	}
 	return nil
 }
 
-// leftSegment returns the segment named in postmaster.pid, which a clean
-// shutdown removes, if it still exists and was created by the postmaster
-// named there (so that an id reused since is never touched). The file's
-// first line is the postmaster's pid, its seventh "KEY ID".
-func (s *postgres) leftSegment() (int, bool) {
-	if s.data == "" {
-		return 0, false
+// segments lists the System V shared memory segments of the cluster in
+// s.data: those keyed near its inode whose header names its device and
+// inode.
+func (s *postgres) segments() []int {
+	var st syscall.Stat_t
+	if s.data == "" || syscall.Stat(s.data, &st) != nil {
+		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(s.data, "postmaster.pid"))
+	table, err := os.ReadFile("/proc/sysvipc/shm")
 	if err != nil {
-		return 0, false
+		return nil
 	}
-	lines := strings.Split(string(b), "\n")
-	if len(lines) < 7 {
-		return 0, false
+	var ids []int
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		// key shmid perms size ...
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		key, err1 := strconv.ParseInt(f[0], 10, 64)
+		id, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil || uint32(key)-uint32(st.Ino) >= pgShmemKeyRange {
+			continue
+		}
+		if ownedBy(id, st.Dev, st.Ino) {
+			ids = append(ids, id)
+		}
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	return ids
+}
+
+// ownedBy reads the PostgreSQL header of segment id, if it has one, and
+// reports whether it names the data dir with device dev and inode ino.
+func ownedBy(id int, dev, ino uint64) bool {
+	mem, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
 	if err != nil {
-		return 0, false
+		return false
 	}
-	fields := strings.Fields(lines[6])
-	if len(fields) != 2 {
-		return 0, false
-	}
-	id, err := strconv.Atoi(fields[1])
-	if err != nil {
-		return 0, false
-	}
-	var desc unix.SysvShmDesc
-	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err != nil || int(desc.Cpid) != pid {
-		return 0, false
-	}
-	return id, true
+	defer unix.SysvShmDetach(mem)
+	return len(mem) >= pgShmemHeaderSize &&
+		binary.NativeEndian.Uint32(mem[0:]) == pgShmemMagic &&
+		binary.NativeEndian.Uint64(mem[40:]) == dev &&
+		binary.NativeEndian.Uint64(mem[48:]) == ino
 }
 
 // attached reports whether segment id exists with a process attached.

@@ -67,9 +67,9 @@ func TestPostgresKilledLeavesNoSharedMemory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	in := startForTest(ctx, t, Postgres)
-	id, ok := in.srv.(*postgres).leftSegment()
-	if !ok {
-		t.Fatal("no shared memory segment in postmaster.pid")
+	ids := in.srv.(*postgres).segments()
+	if len(ids) == 0 {
+		t.Fatal("found no shared memory segment of the running server")
 	}
 	for _, p := range in.Processes() {
 		if err := p.Kill(); err != nil {
@@ -80,8 +80,10 @@ func TestPostgresKilledLeavesNoSharedMemory(t *testing.T) {
 	if err := in.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	var desc unix.SysvShmDesc
-	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err == nil {
-		t.Errorf("shared memory segment %d still exists after Stop (%d attached)", id, desc.Nattch)
+	for _, id := range ids {
+		var desc unix.SysvShmDesc
+		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err == nil {
+			t.Errorf("shared memory segment %d still exists after Stop (%d attached)", id, desc.Nattch)
+		}
 	}
 }
