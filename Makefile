@@ -3,8 +3,8 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/msbench
-# Go modules of the systems under test, each tested on its own.
-SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find services -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
+# Go modules of the systems under test and of tools, each tested on its own.
+SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find services tools -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
 # Debian packages the tests and studies start or compare against.
 DEBIAN_PACKAGES := wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
 PROFILE ?= quick
@@ -26,7 +26,7 @@ deps:
 	@scripts/install-deps $(DEBIAN_PACKAGES)
 
 fmt-check:
-	@unformatted=$$(gofmt -l cmd internal services); \
+	@unformatted=$$(gofmt -l cmd internal services tools bench); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-ed:"; echo "$$unformatted"; exit 1; fi
 
 vet:

@@ -58,9 +58,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// commandName is the command's path after "msbench", for the help hint.
 func commandName(root *cobra.Command, args []string) string {
 	if cmd, _, err := root.Find(args); err == nil && cmd != root {
-		return cmd.Name() + " "
+		return strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ") + " "
 	}
 	return ""
 }

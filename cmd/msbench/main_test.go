@@ -41,6 +41,11 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"bad form", []string{"load", "--form", "novalue", "http://127.0.0.1/"}, "--form"},
 		{"body and form", []string{"load", "--body", "x", "--form", "a=b", "http://127.0.0.1/"}, "choose one"},
 		{"unknown command", []string{"lode"}, "unknown command"},
+		{"unknown dependency", []string{"deps", "up", "oracle"}, "see 'msbench deps up --help'"},
+		{"no dependency", []string{"deps", "up"}, "postgres"},
+		{"run without study", []string{"run"}, "one study name or file"},
+		{"unknown study", []string{"run", "nosuchstudy", "--root", "../.."}, "no study \"nosuchstudy\""},
+		{"report of a non-run", []string{"report", "."}, "not an msbench results directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
