@@ -13,7 +13,7 @@ import (
 	"github.com/msbench/msbench/services/faas-gateway/rpctest"
 )
 
-var timingMetric = regexp.MustCompile(`^(handler|rpc|fn);dur=\d+\.\d{6}$`)
+var timingMetric = regexp.MustCompile(`^(handler|pre|rpc|fn);dur=\d+\.\d{6}$`)
 
 // metrics checks the Server-Timing value's syntax and returns its names.
 func metrics(t *testing.T, value string) []string {
@@ -72,10 +72,10 @@ func TestHandle(t *testing.T) {
 		body     string // substring of the body
 		nMetrics int
 	}{
-		{"/empty", "", http.StatusOK, "", 3},
-		{"/sleep", "", http.StatusOK, "", 3},
-		{"/math", "1000", http.StatusOK, "3.", 3},
-		{"/math", "1000000", http.StatusOK, "3.1", 3},
+		{"/empty", "", http.StatusOK, "", 4},
+		{"/sleep", "", http.StatusOK, "", 4},
+		{"/math", "1000", http.StatusOK, "3.", 4},
+		{"/math", "1000000", http.StatusOK, "3.1", 4},
 		{"/math", "", http.StatusBadRequest, "missing query parameter n", 1},
 		{"/math", "-1", http.StatusBadRequest, "unsigned 64-bit integer", 1},
 		{"/math", "abc", http.StatusBadRequest, "unsigned 64-bit integer", 1},
@@ -156,8 +156,8 @@ func TestTimingHeader(t *testing.T) {
 	}{
 		{timing{handler: 1500 * time.Microsecond}, "handler;dur=1.500000"},
 		{
-			timing{handler: 2 * time.Millisecond, rpc: time.Millisecond, rpcSet: true, fn: 42, fnSet: true},
-			"handler;dur=2.000000, rpc;dur=1.000000, fn;dur=0.000042",
+			timing{handler: 2 * time.Millisecond, pre: 500 * time.Microsecond, rpc: time.Millisecond, rpcSet: true, fn: 42, fnSet: true},
+			"handler;dur=2.000000, pre;dur=0.500000, rpc;dur=1.000000, fn;dur=0.000042",
 		},
 	}
 	for _, tt := range tests {
