@@ -40,6 +40,11 @@ type Config struct {
 
 	Duration    time.Duration // closed model: no request starts after it; 0 means no limit
 	MaxRequests int64         // across all users; 0 means no limit
+
+	// TagHeader names a response header whose unsigned number is kept with
+	// each record, e.g. the data version a cache served, so that stale
+	// answers can be counted afterwards.
+	TagHeader string
 }
 
 // Pacing chooses how the open model waits for an arrival's time.

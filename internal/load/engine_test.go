@@ -298,6 +298,38 @@ func TestRecordsFile(t *testing.T) {
 	}
 }
 
+func TestTagHeaderIsRecorded(t *testing.T) {
+	var n atomic.Int64
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Data-Version", fmt.Sprint(n.Add(1)))
+	})
+	e, err := New(Config{Targets: []Target{{URL: srv.URL}}, Users: 1, Connections: 1, MaxRequests: 20, Timeout: time.Second, TagHeader: "X-Data-Version"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "records.parquet")
+	w, err := records.Create(path, e.Names(), e.TargetNames())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background(), Options{Sink: w}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := records.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		// One user: the n-th request got version n.
+		if r.Tag != r.Seq+1 {
+			t.Fatalf("request %d has tag %d", r.Seq, r.Tag)
+		}
+	}
+}
+
 func TestTargetMix(t *testing.T) {
 	var a, b atomic.Int64
 	mux := http.NewServeMux()

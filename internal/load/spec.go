@@ -26,6 +26,7 @@ type Spec struct {
 	Iterations  int
 	Timeout     time.Duration // default 30 s
 	Targets     []Target
+	TagHeader   string // see Config.TagHeader
 }
 
 // DefaultDuration bounds a load that names no other bound.
@@ -56,6 +57,7 @@ func (s Spec) Config() (Config, error) {
 		Duration:    s.Duration,
 		MaxRequests: s.Requests,
 		Iterations:  s.Iterations,
+		TagHeader:   s.TagHeader,
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second

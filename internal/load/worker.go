@@ -157,6 +157,13 @@ func (w *worker) check(r *metrics.Record, t *prepared) {
 	case len(t.expectBody) > 0 && !bytes.Contains(body, t.expectBody):
 		r.Err = metrics.Body
 	}
+	if e.cfg.TagHeader != "" {
+		if v := w.resp.Header.Peek(e.cfg.TagHeader); len(v) > 0 {
+			if n, err := fasthttp.ParseUint(v); err == nil {
+				r.Tag = uint64(n)
+			}
+		}
+	}
 	w.metrics = w.metrics[:0]
 	bad := 0
 	for _, v := range w.resp.Header.PeekAll(fasthttp.HeaderServerTiming) {

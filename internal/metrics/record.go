@@ -60,6 +60,7 @@ type Record struct {
 	Done     int64 // when the response (or the error) arrived
 	BytesIn  int64
 	BytesOut int64
+	Tag      uint64 // a number the response carried in the load's tag header, e.g. a data version
 	Worker   uint32
 	Target   uint16
 	Status   uint16

@@ -26,6 +26,7 @@ type Row struct {
 	BytesIn      int64    `parquet:"bytes_in"`
 	BytesOut     int64    `parquet:"bytes_out"`
 	Error        string   `parquet:"error,dict"`
+	Tag          int64    `parquet:"tag"`
 	ServerTiming []Timing `parquet:"server_timing,list"`
 }
 
@@ -93,6 +94,7 @@ func (w *Writer) Write(batch []metrics.Record) error {
 			BytesIn:   r.BytesIn,
 			BytesOut:  r.BytesOut,
 			Error:     r.Err.String(),
+			Tag:       int64(r.Tag),
 		})
 		// Sliced after the appends above so a grown backing array is seen.
 		w.rows[len(w.rows)-1].ServerTiming = w.timings[first:len(w.timings):len(w.timings)]

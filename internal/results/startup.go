@@ -38,8 +38,12 @@ type FirstRequests struct {
 	Requests []FirstRequest
 }
 
-// Add notes a request that started at start and ended now.
+// Add notes a request that started at start and ended now. A nil
+// FirstRequests notes nothing.
 func (f *FirstRequests) Add(name string, start time.Time, status int, err error) {
+	if f == nil {
+		return
+	}
 	r := FirstRequest{Name: name, Start: start, LatencyMs: float64(time.Since(start).Microseconds()) / 1000, Status: status}
 	if err != nil {
 		r.Error = err.Error()

@@ -202,53 +202,39 @@ func (r *runner) variantDone(rep int, v study.Variant) bool {
 	return true
 }
 
-func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) error {
-	started := time.Now()
-	dep, err := deploy(ctx, deployConfig{
-		study:    r.study,
-		variant:  v,
-		values:   r.values,
-		logDir:   r.run.LogDir(rep, v.Key()),
-		ports:    &r.ports,
-		acct:     r.acct,
-		tmpRoot:  r.tmp,
-		progress: r.logf,
-	})
+func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) (err error) {
+	dep, err := r.bringUp(ctx, rep, v, true)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := dep.stop(); err != nil {
-			r.logf("  warning: stopping services: %v", err)
+		if serr := dep.stop(); serr != nil {
+			r.logf("  warning: stopping services: %v", serr)
 		}
 	}()
-	for _, w := range dep.warnings {
-		r.logf("  warning: %s", w)
-	}
-	r.logf("  ready in %.2fs", time.Since(started).Seconds())
-	target := dep.instance(r.study.Load.Service)
-	base := "http://" + target.addr
-	first := &results.FirstRequests{}
-	err = setup(ctx, r.study.Setup, base, dep.values, first)
-	if err == nil {
-		err = verify(ctx, r.study.Load.Steps, base, dep.values, first)
-	}
-	if serr := r.saveStartup(rep, v, dep, target, first); serr != nil {
-		return errors.Join(err, serr)
-	}
-	if err != nil {
-		return err
-	}
 	for i, st := range r.study.Load.Steps {
 		key := results.UnitKey(rep, v.Key(), st.Name)
 		if r.run.IsDone(key) {
 			continue
 		}
+		if st.Fresh {
+			r.logf("  %s: restarting everything for cold caches", st.Name)
+			if serr := dep.stop(); serr != nil {
+				r.logf("  warning: stopping services: %v", serr)
+			}
+			if dep, err = r.bringUp(ctx, rep, v, false); err != nil {
+				// The deferred stop must not stop the old deployment twice.
+				dep = &deployment{}
+				return err
+			}
+		}
+		target := dep.instance(r.study.Load.Service)
 		m := &measurement{
 			step:    st,
 			label:   fmt.Sprintf("  %s [%d/%d]", st.Name, i+1, len(r.study.Load.Steps)),
 			dir:     r.run.StepDir(rep, v.Key(), st.Name),
-			baseURL: base,
+			baseURL: "http://" + target.addr,
+			service: r.study.Load.Service,
 			dep:     dep,
 			method:  r.acct.Method(),
 			log:     r.opts.Log,
@@ -269,6 +255,51 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 		}
 	}
 	return nil
+}
+
+// bringUp starts the dependencies and services of a variant and sends the
+// setup requests; the first bring-up of a variant also verifies every
+// target and records the start-up (a fresh one for a cold-cache step must
+// not warm anything).
+func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bool) (*deployment, error) {
+	started := time.Now()
+	dep, err := deploy(ctx, deployConfig{
+		study:    r.study,
+		variant:  v,
+		values:   r.values,
+		logDir:   r.run.LogDir(rep, v.Key()),
+		ports:    &r.ports,
+		acct:     r.acct,
+		tmpRoot:  r.tmp,
+		progress: r.logf,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range dep.warnings {
+		r.logf("  warning: %s", w)
+	}
+	r.logf("  ready in %.2fs", time.Since(started).Seconds())
+	target := dep.instance(r.study.Load.Service)
+	base := "http://" + target.addr
+	var log *results.FirstRequests
+	if first {
+		log = &results.FirstRequests{}
+	}
+	err = setup(ctx, r.study.Setup, base, dep.values, log)
+	if err == nil && first {
+		err = verify(ctx, r.study.Load.Steps, base, dep.values, log)
+	}
+	if first {
+		err = errors.Join(err, r.saveStartup(rep, v, dep, target, log))
+	}
+	if err != nil {
+		if serr := dep.stop(); serr != nil {
+			r.logf("  warning: stopping services: %v", serr)
+		}
+		return nil, err
+	}
+	return dep, nil
 }
 
 // saveStartup writes how long each instance took to become ready and the

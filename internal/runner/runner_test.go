@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -242,5 +243,61 @@ func TestStudyKnowsEveryDependencyKind(t *testing.T) {
 	}
 	if !slices.Equal(kinds, study.DependencyKinds) {
 		t.Fatalf("deps offers %v, study files accept %v", kinds, study.DependencyKinds)
+	}
+}
+
+func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
+	dir, log, err := runStudy(t, "testdata/features.yaml", "", context.Background())
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	r, _ := results.Open(dir)
+	hooks := r.StepDir(1, "2", "hooks")
+	var collected Collected
+	if err := results.ReadJSON(filepath.Join(hooks, "collected.json"), &collected); err != nil {
+		t.Fatal(err)
+	}
+	// Two backend replicas, reset before the load, together served every
+	// request the front passed on.
+	total := 0
+	for _, a := range collected["backend-stats"] {
+		var st struct{ Served int }
+		if err := json.Unmarshal(a.Body, &st); err != nil {
+			t.Fatal(err)
+		}
+		total += st.Served
+	}
+	if len(collected["backend-stats"]) != 2 || total != 50 {
+		t.Fatalf("collected %s: %d answers, %d served, want 2 and 50", collected["backend-stats"], len(collected["backend-stats"]), total)
+	}
+	rows, err := records.Read(filepath.Join(hooks, "records.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if row.Tag < 1 {
+			t.Fatalf("record %d has no tag", row.Seq)
+		}
+	}
+	var evs []EventRecord
+	if err := results.ReadJSON(filepath.Join(r.StepDir(1, "2", "faults"), "events.json"), &evs); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 5 {
+		t.Fatalf("%d events, want 5: %+v", len(evs), evs)
+	}
+	for _, ev := range evs {
+		if ev.Error != "" || ev.DoneS < ev.AtS {
+			t.Errorf("event %+v", ev)
+		}
+	}
+	if evs[0].Status != 200 || evs[0].Headers["X-Served"] == "" {
+		t.Errorf("request event %+v should keep status and headers", evs[0])
+	}
+	if !strings.Contains(log, "faults: restarting everything for cold caches") {
+		t.Errorf("no fresh restart in the log:\n%s", log)
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
 	}
 }

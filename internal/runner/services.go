@@ -27,6 +27,7 @@ type instance struct {
 	dep     bool
 	started time.Time
 	ready   time.Time
+	faulted bool // killed or paused on purpose by a step's event
 }
 
 // deployment is everything one variant runs: started in dependency order,
@@ -90,7 +91,12 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	// told where one that starts after it will listen.
 	addrs := map[string][]string{}
 	for _, svc := range c.study.Services {
-		for range svc.Replicas {
+		replicas := svc.Replicas
+		if svc.ReplicasFrom != "" {
+			// The study file checked that every value of the axis is a count.
+			replicas, _ = strconv.Atoi(axes[svc.ReplicasFrom])
+		}
+		for range replicas {
 			port, err := c.ports.Next()
 			if err != nil {
 				return d, fmt.Errorf("deploy %s: %w", svc.Name, err)
@@ -257,6 +263,9 @@ func readiness(r study.Ready, values map[string]string) (proc.Check, error) {
 // crashed returns the first instance that exited on its own, if any.
 func (d *deployment) crashed() *instance {
 	for _, in := range d.instances {
+		if in.faulted {
+			continue
+		}
 		select {
 		case <-in.proc.Done():
 			return in
@@ -282,6 +291,28 @@ func (d *deployment) stop() error {
 		}
 	}
 	return errors.Join(err, os.RemoveAll(d.tmp))
+}
+
+// instancesOf lists every instance of a service, or every process of a
+// dependency.
+func (d *deployment) instancesOf(name string) []*instance {
+	var out []*instance
+	for _, in := range d.instances {
+		if in.service == name {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// dependency returns the started dependency of that name, or nil.
+func (d *deployment) dependency(name string) *deps.Instance {
+	for _, in := range d.deps {
+		if in.Name == name {
+			return in
+		}
+	}
+	return nil
 }
 
 // instance is the first instance of a service.

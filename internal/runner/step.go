@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/load"
@@ -25,6 +26,7 @@ type measurement struct {
 	label   string
 	dir     string
 	baseURL string
+	service string // the load's service
 	dep     *deployment
 	method  string
 	log     io.Writer
@@ -60,16 +62,38 @@ func (m *measurement) run(ctx context.Context) error {
 		return err
 	}
 	epoch := m.dep.sampler.Epoch()
+	if _, err := sendHooks(ctx, m.step.Before, m.dep, m.service); err != nil {
+		return err
+	}
+	evCtx, stopEvents := context.WithCancel(ctx)
+	evDone := make(chan []EventRecord, 1)
+	go func() { evDone <- runEvents(evCtx, m.step.Events, m.dep, m.baseURL, time.Now()) }()
 	spec := m.spec(targets)
 	summary, runErr := m.load(ctx, spec, "", func(e *load.Engine) (load.Sink, func() error, error) {
 		w, err := records.Create(filepath.Join(m.dir, "records.parquet"), e.Names(), e.TargetNames())
 		return w, w.Close, err
 	})
+	stopEvents()
+	evs := <-evDone
 	if ctx.Err() != nil {
 		return ErrInterrupted
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if len(m.step.Events) > 0 {
+		if err := saveEvents(m.dir, evs); err != nil {
+			return err
+		}
+	}
+	if len(m.step.Collect) > 0 {
+		collected, err := sendHooks(ctx, m.step.Collect, m.dep, m.service)
+		if err != nil {
+			return err
+		}
+		if err := saveCollected(m.dir, collected); err != nil {
+			return err
+		}
 	}
 	after, err := m.usage()
 	if err != nil {
@@ -165,6 +189,7 @@ func (m *measurement) spec(targets []load.Target) load.Spec {
 		Iterations:  st.Iterations,
 		Timeout:     st.Timeout,
 		Targets:     targets,
+		TagHeader:   st.TagHeader,
 	}
 	if st.Arrivals == "poisson" {
 		spec.Arrivals = pacer.Poisson

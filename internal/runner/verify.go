@@ -68,12 +68,9 @@ var probeClient = &http.Client{Timeout: 60 * time.Second}
 // send makes one request, checks it against the target's expectations and
 // notes it in log: these are the first requests a fresh service answers.
 func send(ctx context.Context, t load.Target, log *results.FirstRequests) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, bytes.NewReader(t.Body))
+	req, err := newRequest(ctx, t)
 	if err != nil {
 		return nil, err
-	}
-	for _, h := range t.Header {
-		req.Header.Set(h[0], h[1])
 	}
 	start := time.Now()
 	resp, err := probeClient.Do(req)
@@ -94,6 +91,17 @@ func send(ctx context.Context, t load.Target, log *results.FirstRequests) ([]byt
 		return nil, fmt.Errorf("body %q does not contain %q", clip(body), t.ExpectBody)
 	}
 	return body, nil
+}
+
+func newRequest(ctx context.Context, t load.Target) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, bytes.NewReader(t.Body))
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range t.Header {
+		req.Header.Set(h[0], h[1])
+	}
+	return req, nil
 }
 
 func clip(b []byte) string {

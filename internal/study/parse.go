@@ -87,7 +87,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			for i, tn := range d.sequence(e.value, "setup") {
 				f := fmt.Sprintf("setup[%d]", i)
 				for _, one := range d.each(tn, f) {
-					s.Setup = append(s.Setup, d.target(one, f, true))
+					s.Setup = append(s.Setup, d.target(one, f, setupTarget))
 				}
 			}
 		case "load":
@@ -207,7 +207,11 @@ func (d *decoder) services(n *yaml.Node) []*Service {
 			case "ready":
 				svc.Ready = d.ready(se.value, sf)
 			case "replicas":
-				svc.Replicas = int(d.integer(se.value, sf, 1))
+				if m := placeholder.FindStringSubmatch(se.value.Value); m != nil && m[0] == se.value.Value {
+					svc.ReplicasFrom = m[1]
+				} else {
+					svc.Replicas = int(d.integer(se.value, sf, 1))
+				}
 			case "limits":
 				svc.Limits = d.limits(se.value, sf)
 			case "user":
@@ -352,7 +356,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 	return l
 }
 
-var stepFields = []string{"each", "name", "model", "users", "rate", "stages", "arrivals", "pacing", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
+var stepFields = []string{"each", "name", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
 
 // step sets on st the fields n gives, so that a profile can override some.
 func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
@@ -364,6 +368,16 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 			// Expanded by each before the step is read.
 		case "name":
 			st.Name = d.nonEmpty(v, f)
+		case "fresh":
+			st.Fresh = d.boolean(v, f)
+		case "tag_header":
+			st.TagHeader = d.nonEmpty(v, f)
+		case "before":
+			st.Before = d.hooks(v, f)
+		case "collect":
+			st.Collect = d.hooks(v, f)
+		case "events":
+			st.Events = d.events(v, f)
 		case "model":
 			st.Model = d.oneOf(v, f, "closed", "open")
 		case "users":
@@ -417,7 +431,7 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		case "targets":
 			st.Targets = nil
 			for i, tn := range d.sequence(v, f) {
-				st.Targets = append(st.Targets, d.target(tn, fmt.Sprintf("%s[%d]", f, i), false))
+				st.Targets = append(st.Targets, d.target(tn, fmt.Sprintf("%s[%d]", f, i), loadTarget))
 			}
 		}
 	}
@@ -498,11 +512,60 @@ func (d *decoder) think(n *yaml.Node, field string) [2]time.Duration {
 	return [2]time.Duration{a, b}
 }
 
-func (d *decoder) target(n *yaml.Node, field string, setup bool) *Target {
+// Kinds of target: what a load sends, what setup sends, and the requests
+// sent to every instance of a service around a step (hooks).
+const (
+	loadTarget = iota
+	setupTarget
+	hookTarget
+)
+
+// hooks reads before: and collect: requests.
+func (d *decoder) hooks(n *yaml.Node, field string) []*Target {
+	var out []*Target
+	for i, hn := range d.sequence(n, field) {
+		out = append(out, d.target(hn, fmt.Sprintf("%s[%d]", field, i), hookTarget))
+	}
+	return out
+}
+
+var eventActions = []string{"request", "kill", "restart", "pause", "resume"}
+
+// events reads a step's timeline: {at: 5s, kill: db}, {at: 2s, request: {…}}.
+func (d *decoder) events(n *yaml.Node, field string) []*Event {
+	var out []*Event
+	for i, en := range d.sequence(n, field) {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		ev := &Event{}
+		for _, e := range d.mapping(en, f, append([]string{"at"}, eventActions...)...) {
+			switch e.key {
+			case "at":
+				ev.At = d.duration(e.value, join(f, "at"))
+			case "request":
+				ev.Action, ev.Request = "request", d.target(e.value, join(f, "request"), loadTarget)
+			default:
+				if ev.Action != "" {
+					d.errorf(e.keyN, join(f, e.key), "one action per event")
+				}
+				ev.Action, ev.Target = e.key, d.nonEmpty(e.value, join(f, e.key))
+			}
+		}
+		if ev.Action == "" || ev.At == 0 {
+			d.errorf(en, f, "an event needs at and one of %s", strings.Join(eventActions, ", "))
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func (d *decoder) target(n *yaml.Node, field string, kind int) *Target {
 	t := &Target{Method: "GET", Weight: 1, ExpectStatus: "2xx"}
 	fields := []string{"name", "method", "path", "headers", "body", "form", "weight", "expect_status", "expect_body"}
-	if setup {
+	switch kind {
+	case setupTarget:
 		fields = []string{"each", "name", "method", "path", "headers", "body", "form", "expect_status", "capture"}
+	case hookTarget:
+		fields = []string{"name", "service", "method", "path", "headers", "body", "expect_status"}
 	}
 	for _, e := range d.mapping(n, field, fields...) {
 		f := join(field, e.key)
@@ -534,6 +597,8 @@ func (d *decoder) target(n *yaml.Node, field string, setup bool) *Target {
 			t.ExpectBody = d.str(e.value, f)
 		case "capture":
 			t.Capture = d.pairs(e.value, f)
+		case "service":
+			t.Service = d.nonEmpty(e.value, f)
 		case "each":
 			// Expanded before the target is read.
 		}
@@ -647,6 +712,35 @@ func (d *decoder) check(s *Study) {
 		}
 		if s.Dependency(svc.Name) != nil {
 			d.errorf(nil, f, "a dependency has the same name")
+		}
+	}
+	for _, svc := range s.Services {
+		if svc.ReplicasFrom == "" {
+			continue
+		}
+		f := join(join("services", svc.Name), "replicas")
+		i := slices.IndexFunc(s.Variants, func(a Axis) bool { return a.Name == svc.ReplicasFrom })
+		if i < 0 {
+			d.errorf(nil, f, "{%s} is not an axis", svc.ReplicasFrom)
+			continue
+		}
+		for _, v := range s.Variants[i].Values {
+			if n, err := strconv.Atoi(v); err != nil || n < 1 {
+				d.errorf(nil, f, "axis %s value %q is not a replica count (a whole number ≥ 1)", svc.ReplicasFrom, v)
+			}
+		}
+	}
+	for i, st := range s.Load.Steps {
+		f := fmt.Sprintf("load.steps[%d]", i)
+		for _, h := range append(slices.Clone(st.Before), st.Collect...) {
+			if h.Service != "" && s.Service(h.Service) == nil {
+				d.errorf(nil, f, "hook %s: no service named %q", h.Name, h.Service)
+			}
+		}
+		for _, ev := range st.Events {
+			if ev.Action != "request" && s.Service(ev.Target) == nil && s.Dependency(ev.Target) == nil {
+				d.errorf(nil, f, "event %s: no service or dependency named %q", ev.Action, ev.Target)
+			}
 		}
 	}
 	if err := cycle(s); err != nil {

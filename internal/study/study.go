@@ -67,8 +67,11 @@ type Service struct {
 	After    []string // services that must be ready first
 	Ready    Ready
 	Replicas int
-	Limits   Limits
-	User     string // run as this system user
+	// ReplicasFrom names an axis whose value is the replica count, for
+	// studies that compare one instance with several.
+	ReplicasFrom string
+	Limits       Limits
+	User         string // run as this system user
 }
 
 // Ready says how to tell a service can take requests.
@@ -117,7 +120,27 @@ type Step struct {
 	Warmup      Warmup
 	Pause       time.Duration // after the step, before the next
 	Targets     []*Target
-	line        int
+	// Fresh restarts the dependencies and services before the step and
+	// skips verification, so that the step meets cold caches.
+	Fresh bool
+	// TagHeader names a response header whose number each record keeps.
+	TagHeader string
+	// Before are requests sent to every instance of a service before the
+	// load; Collect likewise after it, their JSON answers kept.
+	Before  []*Target
+	Collect []*Target
+	// Events happen while the load runs: requests (e.g. mutations) and
+	// faults (kill, restart, pause, resume a service or dependency).
+	Events []*Event
+	line   int
+}
+
+// Event is one thing done at a moment of a step's load.
+type Event struct {
+	At      time.Duration
+	Action  string  // request, kill, restart, pause, resume
+	Target  string  // the service or dependency acted on
+	Request *Target // for Action request; sent to the load's service
 }
 
 // Stage ramps the open model's rate.
@@ -146,6 +169,9 @@ type Target struct {
 	// Capture (setup requests only) names values taken from the JSON
 	// answer: placeholder key → top-level field, read as {setup.NAME.KEY}.
 	Capture [][2]string
+	// Service (before and collect requests only) is the service whose
+	// every instance gets the request; empty means the load's service.
+	Service string
 }
 
 // Variant is one combination of axis values.

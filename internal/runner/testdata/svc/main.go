@@ -23,6 +23,10 @@ func main() {
 	var served atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `{"served": %d}`, served.Load())
+	})
+	mux.HandleFunc("POST /stats/reset", func(w http.ResponseWriter, _ *http.Request) { served.Store(0) })
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, _ *http.Request) {
 		if n := served.Add(1); crashAfter > 0 && n > crashAfter {
 			log.Fatalf("crashing after %d requests as asked", crashAfter)
@@ -40,6 +44,7 @@ func main() {
 			word = "front+" + string(b)
 		}
 		w.Header().Set("Server-Timing", fmt.Sprintf("handler;dur=%.3f", float64(time.Since(start).Microseconds())/1000))
+		w.Header().Set("X-Served", strconv.FormatInt(served.Load(), 10))
 		fmt.Fprint(w, word)
 	})
 	log.Printf("listening on %s", addr)

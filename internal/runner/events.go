@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// EventRecord is one line of events.json: what a step did while its load
+// ran, and what came of it.
+type EventRecord struct {
+	AtS       float64           `json:"at_s"`   // planned, from the start of the load
+	DoneS     float64           `json:"done_s"` // when it finished
+	Action    string            `json:"action"`
+	Target    string            `json:"target,omitempty"`
+	Status    int               `json:"status,omitempty"`
+	LatencyMs float64           `json:"latency_ms,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Error     string            `json:"error,omitempty"`
+}
+
+// runEvents carries out a step's events at their times from start, until
+// they are done or ctx ends (the load finished first).
+func runEvents(ctx context.Context, events []*study.Event, dep *deployment, baseURL string, start time.Time) []EventRecord {
+	sorted := slices.Clone(events)
+	slices.SortStableFunc(sorted, func(a, b *study.Event) int { return int(a.At - b.At) })
+	var out []EventRecord
+	for _, ev := range sorted {
+		select {
+		case <-time.After(time.Until(start.Add(ev.At))):
+		case <-ctx.Done():
+			return append(out, EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target, Error: "not done: the load ended first"})
+		}
+		rec := EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target}
+		began := time.Now()
+		var err error
+		if ev.Action == "request" {
+			rec.Status, rec.Headers, err = eventRequest(ctx, ev.Request, dep, baseURL)
+		} else {
+			err = fault(ctx, ev, dep)
+		}
+		rec.LatencyMs = float64(time.Since(began).Microseconds()) / 1000
+		rec.DoneS = time.Since(start).Seconds()
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// eventRequest sends a request (a mutation, say) and keeps the answer's
+// status and headers, which carry what the service says it changed.
+func eventRequest(ctx context.Context, t *study.Target, dep *deployment, baseURL string) (int, map[string]string, error) {
+	lt, err := loadTarget(t, baseURL, dep.values)
+	if err != nil {
+		return 0, nil, err
+	}
+	req, err := newRequest(ctx, lt)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp.Body.Close()
+	headers := map[string]string{}
+	for k := range resp.Header {
+		headers[k] = resp.Header.Get(k)
+	}
+	if !lt.ExpectStatus.Has(resp.StatusCode) {
+		err = fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return resp.StatusCode, headers, err
+}
+
+// fault kills, pauses, resumes or restarts a service or dependency.
+func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
+	targets := dep.instancesOf(ev.Target)
+	if ev.Action == "restart" {
+		d := dep.dependency(ev.Target)
+		if d == nil {
+			return errors.New("restart works on dependencies; services are killed, paused and resumed")
+		}
+		return d.Restart(ctx)
+	}
+	var errs []error
+	for _, in := range targets {
+		in.faulted = true
+		switch ev.Action {
+		case "kill":
+			errs = append(errs, in.proc.Kill())
+		case "pause":
+			errs = append(errs, in.proc.Pause())
+		case "resume":
+			errs = append(errs, in.proc.Resume())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func saveEvents(dir string, evs []EventRecord) error {
+	return results.WriteJSON(filepath.Join(dir, "events.json"), evs)
+}
