@@ -12,7 +12,7 @@ PROFILE ?= quick
 .PHONY: run test build deps fmt-check vet unit bench clean
 
 # Each study's report path is printed as it finishes.
-STUDIES ?= faas-gateway thread-vs-fiber
+STUDIES ?= faas-gateway cache thread-vs-fiber
 
 run: deps build
 	@for s in $(STUDIES); do $(BIN) run $$s --profile $(PROFILE) || exit 1; done

@@ -1,0 +1,181 @@
+package apitest
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/deps"
+)
+
+// quickly is how fast an outage must be answered: a stopped server
+// refuses connections, which the services answer at once, well within
+// their 5 s database timeout, which is for a server that hangs.
+const quickly = time.Second
+
+// checkPostgresDown stops Postgres under every deployment: mutations and
+// reads that miss answer 503 quickly, cached copies are still served, and
+// everything works again once Postgres is back.
+func checkPostgresDown(ctx context.Context, t *testing.T, pg *deps.Instance, ds map[string]*deployment) {
+	warmed := time.Now()
+	for _, s := range strategies {
+		refill(t, ds[s].instances[0])
+	}
+	stopServer(t, pg, syscall.SIGINT) // Postgres's fast shutdown
+	restartOnFailure(t, pg)
+	t.Logf("postgres stopped in %s", time.Since(warmed).Round(time.Millisecond))
+
+	for _, s := range strategies {
+		a := ds[s].instances[0]
+		r := get(t, a.base+"/roles")
+		switch {
+		case s == "db":
+			wantQuickError(t, s+" read", r, http.StatusServiceUnavailable, "database unavailable")
+		case time.Since(warmed) < ttl-time.Second:
+			// The copy filled before the outage is still good.
+			wantStatus(t, r, http.StatusOK)
+			wantHeader(t, r, "X-Cache", "hit")
+		}
+		m := call(t, http.MethodPost, a.base+"/roles/1/permissions", `{"permission_id": 2}`)
+		wantQuickError(t, s+" mutation", m, http.StatusServiceUnavailable, "database unavailable")
+	}
+	// Once the copies have expired, every read must reach the database.
+	time.Sleep(time.Until(warmed.Add(ttl + 100*time.Millisecond)))
+	for _, s := range strategies {
+		r := get(t, ds[s].instances[0].base+"/roles")
+		wantQuickError(t, s+" read after the TTL", r, http.StatusServiceUnavailable, "database unavailable")
+	}
+
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatalf("restart postgres: %v", err)
+	}
+	back := time.Now()
+	for _, s := range strategies {
+		a := ds[s].instances[0]
+		r := waitStatus(t, a.base+"/roles", http.StatusOK, 10*time.Second)
+		t.Logf("%s: reads answer again %s after Postgres is back", s, time.Since(back).Round(time.Millisecond))
+		m := call(t, http.MethodPost, a.base+"/roles/1/permissions", `{"permission_id": 2}`)
+		wantStatus(t, m, http.StatusOK)
+		if version(t, m) <= version(t, r) {
+			t.Errorf("%s: mutation after the outage answered version %d, a read before it %d", s, version(t, m), version(t, r))
+		}
+	}
+}
+
+// checkRedisDown stops Redis: the redis strategy serves from Postgres; the
+// inproc-pubsub strategy commits mutations it cannot broadcast, leaving the
+// other instances stale. Both recover once Redis is back.
+func checkRedisDown(ctx context.Context, t *testing.T, rd *deps.Instance, redis, pubsub *deployment) {
+	ra := redis.instances[0]
+	pa, pb := pubsub.instances[0], pubsub.instances[1]
+	warmed := time.Now()
+	refill(t, pb)
+	stopServer(t, rd, syscall.SIGTERM)
+	restartOnFailure(t, rd)
+
+	resetStats(t, ra)
+	r := get(t, ra.base+"/roles")
+	wantStatus(t, r, http.StatusOK)
+	wantHeader(t, r, "X-Cache", "none")
+	if r.took > quickly {
+		t.Errorf("redis: a read with Redis down took %s", r.took)
+	}
+	m := call(t, http.MethodPost, ra.base+"/roles/1/permissions", `{"permission_id": 4}`)
+	wantStatus(t, m, http.StatusOK)
+	r = get(t, ra.base+"/roles")
+	wantHeader(t, r, "X-Cache", "none")
+	if version(t, r) != version(t, m) {
+		t.Errorf("redis: read version %d after the mutation made %d; Postgres is fresh", version(t, r), version(t, m))
+	}
+	if st := getStats(t, ra); st.CacheErrors < 3 || st.CacheHits+st.CacheMisses != 0 {
+		t.Errorf("redis: stats %+v with Redis down, want 3 cache errors (two reads, one invalidation)", st)
+	}
+
+	m = call(t, http.MethodPost, pa.base+"/roles/1/permissions", `{"permission_id": 4}`)
+	wantStatus(t, m, http.StatusOK)
+	broadcastVersion := version(t, m)
+	if !strings.Contains(readLog(pa), "could not broadcast") {
+		t.Error("inproc-pubsub: the mutating instance does not log the failed broadcast")
+	}
+	if time.Since(warmed) < ttl-time.Second {
+		if r := get(t, pb.base+"/roles"); version(t, r) >= broadcastVersion {
+			t.Errorf("inproc-pubsub: instance b answered version %d without the broadcast of %d", version(t, r), broadcastVersion)
+		}
+	}
+
+	if err := rd.Restart(ctx); err != nil {
+		t.Fatalf("restart redis: %v", err)
+	}
+	back := time.Now()
+	waitFor(t, "redis: reads use Redis again", 10*time.Second, func() bool {
+		return get(t, ra.base+"/roles").header.Get("X-Cache") == "miss"
+	})
+	wantHeader(t, get(t, ra.base+"/roles"), "X-Cache", "hit")
+	waitFor(t, "inproc-pubsub: instance b subscribes again", 10*time.Second, func() bool {
+		return strings.Count(readLog(pb), "subscribed to") >= 2
+	})
+	t.Logf("both strategies use Redis again %s after it is back", time.Since(back).Round(time.Millisecond))
+	if r := get(t, pb.base+"/roles"); version(t, r) < broadcastVersion {
+		t.Errorf("inproc-pubsub: b answers version %d after resubscribing, want %d", version(t, r), broadcastVersion)
+	}
+	// Broadcasts reach b again: its warm copy goes at the next mutation.
+	get(t, pb.base+"/roles")
+	m = call(t, http.MethodPost, pa.base+"/roles/1/permissions", `{"permission_id": 5}`)
+	wantStatus(t, m, http.StatusOK)
+	waitFor(t, "inproc-pubsub: b gets the broadcast", time.Second, func() bool {
+		return version(t, get(t, pb.base+"/roles")) == version(t, m)
+	})
+}
+
+// refill makes s hold a copy filled now, where its strategy caches.
+func refill(t *testing.T, s *service) {
+	t.Helper()
+	drop(t, s)
+	wantStatus(t, get(t, s.base+"/roles"), http.StatusOK)
+}
+
+// restartOnFailure brings in back if the test fails before it does, so
+// that the checks after it do not fail for want of it.
+func restartOnFailure(t *testing.T, in *deps.Instance) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			if err := in.Restart(context.Background()); err != nil {
+				t.Errorf("restart %s: %v", in.Name, err)
+			}
+		}
+	})
+}
+
+func wantQuickError(t *testing.T, what string, r response, status int, reason string) {
+	t.Helper()
+	wantError(t, r, status, reason)
+	if r.took > quickly {
+		t.Errorf("%s: answered %d after %s, want within %s", what, r.status, r.took, quickly)
+	}
+}
+
+// waitStatus GETs url until it answers status, failing after limit.
+func waitStatus(t *testing.T, url string, status int, limit time.Duration) response {
+	t.Helper()
+	var last response
+	waitFor(t, url+" answers "+http.StatusText(status), limit, func() bool {
+		last = get(t, url)
+		return last.status == status
+	})
+	return last
+}
+
+// waitFor polls cond until it holds, failing after limit.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,43 @@
+package apitest
+
+import (
+	"net/http"
+	"testing"
+)
+
+// checkStampede sends 50 concurrent requests to an instance whose cache is
+// cold and reads how many database queries they cost: one each without
+// singleflight (some may come late enough to hit), exactly one with it.
+func checkStampede(t *testing.T, d *deployment) {
+	const n = 50
+	targets := []*service{d.instances[0]}
+	if d.single != nil {
+		targets = append(targets, d.single)
+	}
+	for _, s := range targets {
+		drop(t, s)
+		resetStats(t, s)
+		for _, r := range burst(t, s.base, "/roles", n) {
+			wantStatus(t, r, http.StatusOK)
+		}
+		st := getStats(t, s)
+		t.Logf("%s instance %s: %d concurrent first requests cost %d database queries (%d misses, %d hits)",
+			d.strategy, s.name, n, st.DBQueries, st.CacheMisses, st.CacheHits)
+		switch {
+		case st.Requests != n:
+			t.Errorf("stats count %d requests, want %d", st.Requests, n)
+		case d.strategy == "db":
+			if st.DBQueries != n || st.CacheHits+st.CacheMisses != 0 {
+				t.Errorf("stats %+v, want %d queries and no cache", st, n)
+			}
+		case st.CacheHits+st.CacheMisses != n:
+			t.Errorf("stats %+v: hits and misses do not add up to %d", st, n)
+		case s == d.single:
+			if st.DBQueries != 1 {
+				t.Errorf("SINGLEFLIGHT=1: %d database queries, want 1", st.DBQueries)
+			}
+		case st.DBQueries != st.CacheMisses || st.DBQueries < 2:
+			t.Errorf("stats %+v: want one query per miss, and a stampede of more than one", st)
+		}
+	}
+}
