@@ -1,0 +1,60 @@
+package report
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/records"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// A staleness step: reads every 100 ms for 3 s; a mutation to version 2 is
+// answered at 1 s. Instance b keeps serving version 1 until 2.5 s.
+func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Unix(1_700_000_000, 0)
+	var names metrics.Names
+	w, err := records.Create(filepath.Join(dir, "records.parquet"), &names, []string{"read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []metrics.Record
+	for i := range 30 {
+		at := start.Add(time.Duration(i) * 100 * time.Millisecond).UnixNano()
+		version := uint64(1)
+		switch {
+		case at < start.Add(time.Second).UnixNano():
+		case i%2 == 0 || at >= start.Add(2500*time.Millisecond).UnixNano():
+			version = 2 // instance a, or b once its copy expired
+		}
+		batch = append(batch, metrics.Record{Seq: uint64(i), Intended: at, Sent: at, Done: at + 1e6, Status: 200, Tag: version})
+	}
+	if err := w.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	events := []eventRecord{{AtS: 1, DoneS: 1, Action: "request", Status: 200, Headers: map[string]string{"X-Data-Version": "2"}}}
+	if err := results.WriteJSON(filepath.Join(dir, "events.json"), events); err != nil {
+		t.Fatal(err)
+	}
+	v := study.Variant{Values: [][2]string{{"strategy", "inproc"}, {"instances", "3"}}}
+	ds := &Dataset{units: map[[2]string][]*Unit{{v.Key(), "staleness"}: {{Rep: 1, Variant: v, Step: "staleness", Dir: dir,
+		Summary: metrics.Summary{StartedAt: start, EndedAt: start.Add(3 * time.Second)}}}}}
+	st, err := staleness(ds, v.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reads at 1.1, 1.3, …, 2.3 s (odd tenths from b) are stale: 7 of them,
+	// the last 1.3 s after the mutation's answer.
+	if st.reads != 30 || st.stale != 7 || st.mutations != 1 || st.stillStale {
+		t.Fatalf("staleness %+v", st)
+	}
+	if st.worstFreshS < 1.29 || st.worstFreshS > 1.31 {
+		t.Fatalf("time until fresh %.3f s, want 1.3 s", st.worstFreshS)
+	}
+}
