@@ -5,8 +5,9 @@ package console
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -88,12 +89,12 @@ func Summary(w io.Writer, s metrics.Summary) {
 		dist(tw, "uncorrected", s.Uncorrected)
 		dist(tw, "schedule lag", s.ScheduleLag)
 	}
-	for _, name := range sortedKeys(s.ServerTiming) {
+	for _, name := range slices.Sorted(maps.Keys(s.ServerTiming)) {
 		dist(tw, "server "+name, s.ServerTiming[name])
 	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintf(tw, "\nerrors\tcount\n")
-		for _, k := range sortedKeys(s.Errors) {
+		for _, k := range slices.Sorted(maps.Keys(s.Errors)) {
 			fmt.Fprintf(tw, "%s\t%d\n", k, s.Errors[k])
 		}
 	}
@@ -106,15 +107,6 @@ func Summary(w io.Writer, s metrics.Summary) {
 
 func dist(w io.Writer, name string, d metrics.Distribution) {
 	fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", name, d.Min, d.Mean, d.P50, d.P90, d.P95, d.P99, d.P999, d.Max)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func bytesText(n int64) string {

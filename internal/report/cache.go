@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -429,7 +430,7 @@ func cacheFaults(ds *Dataset) (Section, error) {
 				}
 			}
 			var errs []string
-			for _, k := range sortedKeys(u.Summary.Errors) {
+			for _, k := range slices.Sorted(maps.Keys(u.Summary.Errors)) {
 				errs = append(errs, fmt.Sprintf("%s %d", k, u.Summary.Errors[k]))
 			}
 			t.Rows = append(t.Rows, []string{v.Key(), strings.TrimSuffix(step, "-outage"), strconv.FormatInt(u.Summary.Requests, 10), strconv.Itoa(failed),

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -286,7 +287,7 @@ func fiberClaim(cells map[faasCell]faasStages, policies []string) Claim {
 
 func mostOften(m map[string]int) string {
 	best, n := "", 0
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if m[k] > n {
 			best, n = k, m[k]
 		}

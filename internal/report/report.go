@@ -6,8 +6,9 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -329,16 +330,16 @@ func provenanceSection(ds *Dataset) Section {
 		{"started", p.StartedAt.Format("2006-01-02 15:04:05 MST")},
 		{"ended", p.EndedAt.Format("2006-01-02 15:04:05 MST")},
 	}
-	for _, k := range sortedKeys(p.Toolchains) {
+	for _, k := range slices.Sorted(maps.Keys(p.Toolchains)) {
 		rows = append(rows, []string{"toolchain " + k, p.Toolchains[k]})
 	}
-	for _, k := range sortedKeys(p.Builds) {
+	for _, k := range slices.Sorted(maps.Keys(p.Builds)) {
 		rows = append(rows, []string{"build " + k, p.Builds[k][:min(16, len(p.Builds[k]))]})
 	}
 	sec := Section{Title: "Provenance", Tables: []Table{{Header: []string{"what", "value"}, Rows: rows}}}
 	if len(ds.State.Failed) > 0 {
 		t := Table{Caption: "Runs that failed (their logs are in logs/).", Header: []string{"run", "why"}}
-		for _, k := range sortedKeys(ds.State.Failed) {
+		for _, k := range slices.Sorted(maps.Keys(ds.State.Failed)) {
 			t.Rows = append(t.Rows, []string{k, ds.State.Failed[k]})
 		}
 		sec.Tables = append(sec.Tables, t)
@@ -351,13 +352,4 @@ func dirty(d bool) string {
 		return " (with uncommitted changes)"
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
