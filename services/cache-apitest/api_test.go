@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/deps/depstest"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -26,8 +27,8 @@ func TestCacheStudy(t *testing.T) {
 	t.Cleanup(cancel)
 	ports := &proc.PortAllocator{}
 	bins := build(ctx, t)
-	pg := startDependency(ctx, t, deps.Postgres, ports)
-	rd := startDependency(ctx, t, deps.Redis, ports)
+	pg := depstest.Start(ctx, t, deps.Postgres, "cache-postgres", ports)
+	rd := depstest.Start(ctx, t, deps.Redis, "cache-redis", ports)
 	ds := map[string]*deployment{}
 	for _, s := range strategies {
 		ds[s] = deploy(ctx, t, bins, pg, rd, s, ports)

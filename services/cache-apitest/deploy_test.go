@@ -2,7 +2,6 @@ package apitest
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/deps/depstest"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -65,65 +65,13 @@ func build(ctx context.Context, t *testing.T) binaries {
 	return binaries{rbac: filepath.Join(dir, "rbac"), gateway: filepath.Join(dir, "gateway")}
 }
 
-// startDependency starts Postgres or Redis for the whole test.
-func startDependency(ctx context.Context, t *testing.T, kind deps.Kind, ports *proc.PortAllocator) *deps.Instance {
-	t.Helper()
-	// Not t.TempDir: its parents are private to root, and Postgres runs as
-	// the postgres user.
-	dir, err := os.MkdirTemp("", "msbench-cache-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	in, err := deps.Start(ctx, kind, deps.Options{
-		Name: "cache-" + string(kind), Dir: filepath.Join(dir, "instance"), LogDir: filepath.Join(dir, "logs"), Ports: ports,
-	})
-	if err != nil {
-		t.Fatalf("start %s: %v", kind, err)
-	}
-	t.Cleanup(func() {
-		if err := in.Stop(); err != nil {
-			t.Errorf("stop %s: %v", kind, err)
-		}
-	})
-	t.Logf("%s ready in %s", kind, in.StartupTime.Round(time.Millisecond))
-	return in
-}
-
-// createDatabase gives a deployment its own database and returns its URL
-// and a connection for checking what the services say.
-func createDatabase(ctx context.Context, t *testing.T, pg *deps.Instance, name string) (string, *pgx.Conn) {
-	t.Helper()
-	admin, err := pgx.Connect(ctx, pg.URL)
-	if err != nil {
-		t.Fatalf("connect to postgres: %v", err)
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	u := url.URL{
-		Scheme: "postgres", User: url.UserPassword(pg.Values["user"], pg.Values["password"]),
-		Host: pg.Addr, Path: "/" + name, RawQuery: "sslmode=disable",
-	}
-	conn, err := pgx.Connect(ctx, u.String())
-	if err != nil {
-		t.Fatalf("connect to %s: %v", name, err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return u.String(), conn
-}
-
 // deploy starts a strategy's deployment on a database of its own. The rbac
 // instances start together, as a deployment's do, so they set up the same
 // empty database at once.
 func deploy(ctx context.Context, t *testing.T, bins binaries, pg, rd *deps.Instance,
 	strategy string, ports *proc.PortAllocator) *deployment {
 	t.Helper()
-	dbURL, conn := createDatabase(ctx, t, pg, "rbac_"+strings.ReplaceAll(strategy, "-", "_"))
+	dbURL, conn := depstest.CreateDatabase(ctx, t, pg, "rbac_"+strings.ReplaceAll(strategy, "-", "_"))
 	env := []string{
 		"DATABASE_URL=" + dbURL, "REDIS_URL=" + rd.URL, "STRATEGY=" + strategy, "CACHE_TTL=" + ttl.String(),
 		// As the paper ran Go, and the study does.

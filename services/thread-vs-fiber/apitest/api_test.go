@@ -21,6 +21,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/deps/depstest"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/servertiming"
 )
@@ -38,12 +40,12 @@ func TestImageServices(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	ports := &proc.PortAllocator{}
-	pg := startPostgres(ctx, t, ports)
+	pg := depstest.Start(ctx, t, deps.Postgres, "tvf-postgres", ports)
 
 	t.Run("gin", func(t *testing.T) {
 		t.Parallel()
 		bin := buildGin(ctx, t)
-		dbURL, db := createDatabase(ctx, t, pg, "gin")
+		dbURL, db := depstest.CreateDatabase(ctx, t, pg, "gin")
 		checkAPI(ctx, t, startGin(ctx, t, bin, dbURL, ports), db)
 	})
 	t.Run("spring", func(t *testing.T) {
@@ -56,7 +58,7 @@ func TestImageServices(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				dbURL, db := createDatabase(ctx, t, pg, "spring_"+strings.ReplaceAll(name, "-", "_"))
+				dbURL, db := depstest.CreateDatabase(ctx, t, pg, "spring_"+strings.ReplaceAll(name, "-", "_"))
 				base, logPath := startSpring(ctx, t, virtual, dbURL, ports)
 				checkExecutor(t, logPath, executor)
 				checkAPI(ctx, t, base, db)

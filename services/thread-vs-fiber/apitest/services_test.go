@@ -3,7 +3,6 @@ package apitest
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -26,64 +22,6 @@ const (
 	stopGrace    = 10 * time.Second
 )
 
-// sharedDir is a directory the postgres system user can reach, unlike
-// t.TempDir, whose parents are private to root.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "msbench-thread-vs-fiber-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func startPostgres(ctx context.Context, t *testing.T, ports *proc.PortAllocator) *deps.Instance {
-	t.Helper()
-	dir := sharedDir(t)
-	pg, err := deps.Start(ctx, deps.Postgres, deps.Options{
-		Name: "tvf-postgres", Dir: filepath.Join(dir, "instance"), LogDir: filepath.Join(dir, "logs"), Ports: ports,
-	})
-	if err != nil {
-		t.Fatalf("start postgres: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := pg.Stop(); err != nil {
-			t.Errorf("stop postgres: %v", err)
-		}
-	})
-	return pg
-}
-
-// createDatabase gives one service its own database, so services tested in
-// parallel do not see each other's rows, and returns its URL and a
-// connection for counting them.
-func createDatabase(ctx context.Context, t *testing.T, pg *deps.Instance, name string) (string, *pgx.Conn) {
-	t.Helper()
-	admin, err := pgx.Connect(ctx, pg.URL)
-	if err != nil {
-		t.Fatalf("connect to postgres: %v", err)
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	u := url.URL{
-		Scheme: "postgres", User: url.UserPassword(pg.Values["user"], pg.Values["password"]),
-		Host: pg.Addr, Path: "/" + name, RawQuery: "sslmode=disable",
-	}
-	conn, err := pgx.Connect(ctx, u.String())
-	if err != nil {
-		t.Fatalf("connect to %s: %v", name, err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return u.String(), conn
-}
-
-// start runs spec, stops it when the test ends, and waits for /healthz.
 func start(ctx context.Context, t *testing.T, spec proc.Spec, base string) {
 	t.Helper()
 	began := time.Now()
