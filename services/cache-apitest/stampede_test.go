@@ -6,8 +6,10 @@ import (
 )
 
 // checkStampede sends 50 concurrent requests to an instance whose cache is
-// cold and reads how many database queries they cost: one each without
-// singleflight (some may come late enough to hit), exactly one with it.
+// cold and reads how many database queries they cost: one per miss without
+// singleflight, exactly one with it. How many of the 50 miss depends on how
+// the machine schedules them, so only the study measures the stampede's
+// size; this checks that misses are not coalesced unless asked.
 func checkStampede(t *testing.T, d *deployment) {
 	const n = 50
 	targets := []*service{d.instances[0]}
@@ -36,8 +38,8 @@ func checkStampede(t *testing.T, d *deployment) {
 			if st.DBQueries != 1 {
 				t.Errorf("SINGLEFLIGHT=1: %d database queries, want 1", st.DBQueries)
 			}
-		case st.DBQueries != st.CacheMisses || st.DBQueries < 2:
-			t.Errorf("stats %+v: want one query per miss, and a stampede of more than one", st)
+		case st.DBQueries != st.CacheMisses || st.DBQueries < 1:
+			t.Errorf("stats %+v: want one query per miss", st)
 		}
 	}
 }
