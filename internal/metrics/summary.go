@@ -85,15 +85,6 @@ func distribution(h *hdrhistogram.Histogram) Distribution {
 	}
 }
 
-// DistributionOf summarises an encoded histogram from Summary.Histograms.
-func DistributionOf(encoded string) (Distribution, error) {
-	h, err := DecodeHistogram(encoded)
-	if err != nil {
-		return Distribution{}, err
-	}
-	return distribution(h), nil
-}
-
 // DecodeHistogram reads a histogram from Summary.Histograms.
 func DecodeHistogram(encoded string) (*hdrhistogram.Histogram, error) {
 	h, err := hdrhistogram.Decode([]byte(encoded))
