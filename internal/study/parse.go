@@ -628,7 +628,13 @@ func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
 		}
 		s.Profile = name
 		f := join("profiles", name)
-		for _, pe := range d.mapping(e.value, f, "repetitions", "variants", "steps", "skip") {
+		entries := d.mapping(e.value, f, "repetitions", "variants", "steps", "skip")
+		// Overrides before skips, whatever the file's order, so that a
+		// glob such as "steady-*" may cover steps another line skips.
+		slices.SortStableFunc(entries, func(a, b entry) int {
+			return cmpBool(a.key == "skip", b.key == "skip")
+		})
+		for _, pe := range entries {
 			pf := join(f, pe.key)
 			switch pe.key {
 			case "repetitions":
@@ -679,6 +685,16 @@ func (d *decoder) overrideSteps(s *Study, n *yaml.Node, field string) {
 			d.errorf(e.keyN, join(field, e.key), "no step of that name in load.steps")
 		}
 	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // skipSteps drops the steps whose names match any of the globs.
