@@ -45,7 +45,7 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 	v := study.Variant{Values: [][2]string{{"strategy", "inproc"}, {"instances", "3"}}}
 	ds := &Dataset{units: map[[2]string][]*Unit{{v.Key(), "staleness"}: {{Rep: 1, Variant: v, Step: "staleness", Dir: dir,
 		Summary: metrics.Summary{StartedAt: start, EndedAt: start.Add(3 * time.Second)}}}}}
-	st, err := staleness(ds, v.Key())
+	st, err := staleness(ds, v.Key(), "staleness")
 	if err != nil {
 		t.Fatal(err)
 	}
