@@ -21,6 +21,9 @@ type XYSeries struct {
 	Low, High []float64
 	Dashed    bool
 	Points    bool
+	// Like names an earlier series whose colour this one takes, so that a
+	// published curve (Dashed) reads as the twin of the measured one.
+	Like string
 }
 
 // glyphs back up colour with shape, so point series stay distinguishable
@@ -35,8 +38,15 @@ var glyphs = []draw.GlyphDrawer{
 func Lines(title, xLabel, yLabel string, series []XYSeries, opts Options) ([]byte, error) {
 	ch := newChart(title, xLabel, yLabel, opts)
 	var under, over []plot.Plotter // bands go under every line
+	colours := map[string]int{}
+	next := 0
 	for k, s := range series {
-		band, line, thumbs, err := xyPlotters(k, s, opts)
+		c, ok := colours[s.Like]
+		if s.Like == "" || !ok {
+			c, next = next, next+1
+		}
+		colours[s.Name] = c
+		band, line, thumbs, err := xyPlotters(k, c, s, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -56,9 +66,10 @@ func Lines(title, xLabel, yLabel string, series []XYSeries, opts Options) ([]byt
 	return ch.render()
 }
 
-// xyPlotters builds the gonum plotters for series k: its band (if any),
-// its line, points and error bars, and the legend thumbnails.
-func xyPlotters(k int, s XYSeries, opts Options) (band, line []plot.Plotter, thumbs []plot.Thumbnailer, err error) {
+// xyPlotters builds the gonum plotters for series k, drawn in palette
+// colour c: its band (if any), its line, points and error bars, and the
+// legend thumbnails.
+func xyPlotters(k, c int, s XYSeries, opts Options) (band, line []plot.Plotter, thumbs []plot.Thumbnailer, err error) {
 	if err := sameLen(s.Name, "Y values", len(s.Y), len(s.X)); err != nil {
 		return nil, nil, nil, err
 	}
@@ -98,8 +109,8 @@ func xyPlotters(k int, s XYSeries, opts Options) (band, line []plot.Plotter, thu
 		errs = append(errs, struct{ Low, High float64 }{y - s.Low[i], s.High[i] - y})
 	}
 
-	c := colour(k)
-	ls := draw.LineStyle{Color: c, Width: vg.Points(1.8)}
+	col := colour(c)
+	ls := draw.LineStyle{Color: col, Width: vg.Points(1.8)}
 	if s.Dashed {
 		ls.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	}
@@ -111,7 +122,7 @@ func xyPlotters(k int, s XYSeries, opts Options) (band, line []plot.Plotter, thu
 	line = []plot.Plotter{l}
 	if s.Points || len(xys) == 1 { // a lone point has no line to show it
 		sc := &plotter.Scatter{XYs: xys, GlyphStyle: draw.GlyphStyle{
-			Color: c, Radius: vg.Points(2.6), Shape: glyphs[k%len(glyphs)],
+			Color: col, Radius: vg.Points(2.6), Shape: glyphs[k%len(glyphs)],
 		}}
 		line = append(line, sc)
 		thumbs = append(thumbs, sc)
@@ -121,10 +132,10 @@ func xyPlotters(k int, s XYSeries, opts Options) (band, line []plot.Plotter, thu
 	}
 	if s.Points {
 		eb := &plotter.YErrorBars{XYs: bxys, YErrors: errs, CapWidth: vg.Points(6),
-			LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1)}}
+			LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}}
 		return nil, append(line, eb), thumbs, nil
 	}
-	return []plot.Plotter{bandPolygon(bxys, lows, highs, c)}, line, thumbs, nil
+	return []plot.Plotter{bandPolygon(bxys, lows, highs, col)}, line, thumbs, nil
 }
 
 // bandPolygon outlines the region between lows and highs along the x

@@ -331,3 +331,25 @@ func TestTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestLinesLikeSharesTheColour(t *testing.T) {
+	measured := XYSeries{Name: "measured", X: []float64{1, 2}, Y: []float64{1, 2}}
+	published := XYSeries{Name: "published", X: []float64{1, 2}, Y: []float64{2, 3}, Dashed: true}
+	second := okabeIto[1]
+	hex := fmt.Sprintf("#%02X%02X%02X", second.R, second.G, second.B)
+	own, err := Lines("t", "x", "y", []XYSeries{measured, published}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	published.Like = "measured"
+	twin, err := Lines("t", "x", "y", []XYSeries{measured, published}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.ToUpper(string(own)), hex) {
+		t.Fatalf("the second series should have the second colour %s", hex)
+	}
+	if strings.Contains(strings.ToUpper(string(twin)), hex) {
+		t.Fatalf("a series Like the first still uses the second colour %s", hex)
+	}
+}

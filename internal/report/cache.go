@@ -88,7 +88,9 @@ func cacheFirst10(ds *Dataset) (Section, error) {
 			}
 			if pub := floats(paper[inst+"-"+strat]); len(pub) > 0 {
 				t.Rows = append(t.Rows, latencyRow(v, "paper", pub))
-				series = append(series, xySeries("paper "+v, pub, true))
+				s := xySeries("paper "+v, pub, true)
+				s.Like = v
+				series = append(series, s)
 			}
 		}
 		if len(series) == 0 {

@@ -206,8 +206,9 @@ func tfSizeSection(ds *Dataset, seq []tfStep, variants []string, p50 func(string
 				}
 			}
 			if op == "post" {
-				for _, who := range []string{"spring", "gin"} {
-					if xy := paperCurve(paper, who); len(xy.X) > 0 {
+				for _, who := range []struct{ paper, like string }{{"spring", tfPlatform}, {"gin", tfGin}} {
+					if xy := paperCurve(paper, who.paper); len(xy.X) > 0 {
+						xy.Like = who.like
 						series = append(series, xy)
 					}
 				}
