@@ -177,23 +177,20 @@ func newMix(targets []Target) (mix, error) {
 		}
 		g = gcd(g, max(t.Weight, 1))
 	}
-	var m mix
-	for i, t := range targets {
-		for range max(t.Weight, 1) / g {
-			m = append(m, uint16(i))
-		}
-		if len(m) > 1<<20 {
-			return nil, errors.New("target weights too fine: reduce them")
-		}
-	}
-	// Interleave rather than send each target's share in a block.
-	out := make(mix, 0, len(m))
+	// Each target's share, reduced; the table holds them interleaved
+	// (smooth weighted round robin) rather than each share in a block.
 	counts := make([]int, len(targets))
-	for _, idx := range m {
-		counts[idx]++
+	total := 0
+	for i, t := range targets {
+		counts[i] = max(t.Weight, 1) / g
+		total += counts[i]
 	}
+	if total > 1<<20 {
+		return nil, errors.New("target weights too fine: reduce them")
+	}
+	out := make(mix, 0, total)
 	credit := make([]int, len(targets))
-	for range m {
+	for range total {
 		best := -1
 		for i := range targets {
 			credit[i] += counts[i]
@@ -201,7 +198,7 @@ func newMix(targets []Target) (mix, error) {
 				best = i
 			}
 		}
-		credit[best] -= len(m)
+		credit[best] -= total
 		out = append(out, uint16(best))
 	}
 	return out, nil
