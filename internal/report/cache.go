@@ -217,7 +217,7 @@ func staleness(ds *Dataset, variant, step string) (staleStats, error) {
 		return st, nil
 	}
 	u := units[0]
-	var evs []eventRecord
+	var evs []results.EventRecord
 	if err := results.ReadJSON(filepath.Join(u.Dir, "events.json"), &evs); err != nil {
 		return st, err
 	}
@@ -271,17 +271,6 @@ func staleness(ds *Dataset, variant, step string) (staleStats, error) {
 	return st, nil
 }
 
-// eventRecord mirrors the runner's events.json lines.
-type eventRecord struct {
-	AtS     float64           `json:"at_s"`
-	DoneS   float64           `json:"done_s"`
-	Action  string            `json:"action"`
-	Target  string            `json:"target"`
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers"`
-	Error   string            `json:"error"`
-}
-
 func cacheStaleness(ds *Dataset) (Section, error) {
 	sec := Section{Title: "Staleness after a mutation"}
 	sec.Text = append(sec.Text, "During a steady load, roles are renamed and permissions granted and revoked through the gateway. Every answer carries the data version it reflects (X-Data-Version) and msbench keeps it with each request: a read sent after a mutation's answer that reflects an older version is stale. Time until fresh: from the mutation's answer to the last stale read it caused.")
@@ -315,14 +304,8 @@ func cacheStaleness(ds *Dataset) (Section, error) {
 }
 
 // collected reads a step's collected.json.
-func collected(u *Unit) (map[string][]struct {
-	Instance string          `json:"instance"`
-	Body     json.RawMessage `json:"body"`
-}, error) {
-	var c map[string][]struct {
-		Instance string          `json:"instance"`
-		Body     json.RawMessage `json:"body"`
-	}
+func collected(u *Unit) (results.Collected, error) {
+	var c results.Collected
 	err := results.ReadJSON(filepath.Join(u.Dir, "collected.json"), &c)
 	return c, err
 }
@@ -403,7 +386,7 @@ func cacheFaults(ds *Dataset) (Section, error) {
 				continue
 			}
 			u := units[0]
-			var evs []eventRecord
+			var evs []results.EventRecord
 			if err := results.ReadJSON(filepath.Join(u.Dir, "events.json"), &evs); err != nil {
 				return sec, err
 			}

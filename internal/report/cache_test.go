@@ -38,7 +38,7 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events := []eventRecord{{AtS: 1, DoneS: 1, Action: "request", Status: 200, Headers: map[string]string{"X-Data-Version": "2"}}}
+	events := []results.EventRecord{{AtS: 1, DoneS: 1, Action: "request", Status: 200, Headers: map[string]string{"X-Data-Version": "2"}}}
 	if err := results.WriteJSON(filepath.Join(dir, "events.json"), events); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,9 @@ import (
 //	study.yaml               the study file as it was read
 //	study.resolved.json      the study with its profile applied and defaults filled in
 //	state.json               which steps are done, for --resume
-//	runs/rep-N/VARIANT/STEP/ summary.json, records.parquet, warmup.json, resources.json
+//	runs/rep-N/VARIANT/STEP/ summary.json, records.parquet, warmup.json, resources.json,
+//	                         events.json, collected.json (steps that have them)
+//	runs/rep-N/VARIANT/      startup.json
 //	logs/rep-N/VARIANT/      one log per service instance
 //	report.html, report.md
 type Run struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -12,32 +11,19 @@ import (
 	"github.com/msbench/msbench/internal/study"
 )
 
-// EventRecord is one line of events.json: what a step did while its load
-// ran, and what came of it.
-type EventRecord struct {
-	AtS       float64           `json:"at_s"`   // planned, from the start of the load
-	DoneS     float64           `json:"done_s"` // when it finished
-	Action    string            `json:"action"`
-	Target    string            `json:"target,omitempty"`
-	Status    int               `json:"status,omitempty"`
-	LatencyMs float64           `json:"latency_ms,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
-	Error     string            `json:"error,omitempty"`
-}
-
 // runEvents carries out a step's events at their times from start, until
 // they are done or ctx ends (the load finished first).
-func runEvents(ctx context.Context, events []*study.Event, dep *deployment, baseURL string, start time.Time) []EventRecord {
+func runEvents(ctx context.Context, events []*study.Event, dep *deployment, baseURL string, start time.Time) []results.EventRecord {
 	sorted := slices.Clone(events)
 	slices.SortStableFunc(sorted, func(a, b *study.Event) int { return int(a.At - b.At) })
-	var out []EventRecord
+	var out []results.EventRecord
 	for _, ev := range sorted {
 		select {
 		case <-time.After(time.Until(start.Add(ev.At))):
 		case <-ctx.Done():
-			return append(out, EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target, Error: "not done: the load ended first"})
+			return append(out, results.EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target, Error: "not done: the load ended first"})
 		}
-		rec := EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target}
+		rec := results.EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target}
 		began := time.Now()
 		var err error
 		if ev.Action == "request" {
@@ -106,6 +92,3 @@ func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
 	return errors.Join(errs...)
 }
 
-func saveEvents(dir string, evs []EventRecord) error {
-	return results.WriteJSON(filepath.Join(dir, "events.json"), evs)
-}

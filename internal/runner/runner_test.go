@@ -253,7 +253,7 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 	}
 	r, _ := results.Open(dir)
 	hooks := r.StepDir(1, "2", "hooks")
-	var collected Collected
+	var collected results.Collected
 	if err := results.ReadJSON(filepath.Join(hooks, "collected.json"), &collected); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 			t.Fatalf("record %d has no tag", row.Seq)
 		}
 	}
-	var evs []EventRecord
+	var evs []results.EventRecord
 	if err := results.ReadJSON(filepath.Join(r.StepDir(1, "2", "faults"), "events.json"), &evs); err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (m *measurement) run(ctx context.Context) error {
 		return err
 	}
 	evCtx, stopEvents := context.WithCancel(ctx)
-	evDone := make(chan []EventRecord, 1)
+	evDone := make(chan []results.EventRecord, 1)
 	go func() { evDone <- runEvents(evCtx, m.step.Events, m.dep, m.baseURL, time.Now()) }()
 	spec := m.spec(targets)
 	summary, runErr := m.load(ctx, spec, "", func(e *load.Engine) (load.Sink, func() error, error) {
@@ -82,7 +82,7 @@ func (m *measurement) run(ctx context.Context) error {
 		return runErr
 	}
 	if len(m.step.Events) > 0 {
-		if err := saveEvents(m.dir, evs); err != nil {
+		if err := results.WriteJSON(filepath.Join(m.dir, "events.json"), evs); err != nil {
 			return err
 		}
 	}
@@ -91,7 +91,7 @@ func (m *measurement) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := saveCollected(m.dir, collected); err != nil {
+		if err := results.WriteJSON(filepath.Join(m.dir, "collected.json"), collected); err != nil {
 			return err
 		}
 	}
