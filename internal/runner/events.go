@@ -91,4 +91,3 @@ func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
 	}
 	return errors.Join(errs...)
 }
-
