@@ -202,16 +202,20 @@ func (r *runner) variantDone(rep int, v study.Variant) bool {
 	return true
 }
 
-func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) (err error) {
+func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) error {
 	dep, err := r.bringUp(ctx, rep, v, true)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := dep.stop(); serr != nil {
-			r.logf("  warning: stopping services: %v", serr)
+	stop := func() {
+		if dep != nil {
+			if serr := dep.stop(); serr != nil {
+				r.logf("  warning: stopping services: %v", serr)
+			}
+			dep = nil
 		}
-	}()
+	}
+	defer stop()
 	for i, st := range r.study.Load.Steps {
 		key := results.UnitKey(rep, v.Key(), st.Name)
 		if r.run.IsDone(key) {
@@ -219,12 +223,8 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) (
 		}
 		if st.Fresh {
 			r.logf("  %s: restarting everything for cold caches", st.Name)
-			if serr := dep.stop(); serr != nil {
-				r.logf("  warning: stopping services: %v", serr)
-			}
+			stop()
 			if dep, err = r.bringUp(ctx, rep, v, false); err != nil {
-				// The deferred stop must not stop the old deployment twice.
-				dep = &deployment{}
 				return err
 			}
 		}
