@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
@@ -55,7 +56,7 @@ interrupted run keeps what finished; --resume DIR continues it.`,
 }
 
 func runStudy(cmd *cobra.Command, f runFlags, name string) error {
-	root, err := findRoot(f.root)
+	root, err := checkout.Root(f.root)
 	if err != nil {
 		return usageError{err}
 	}
@@ -92,33 +93,6 @@ func runStudy(cmd *cobra.Command, f runFlags, name string) error {
 		return errInterrupted
 	}
 	return runErr
-}
-
-// findRoot returns the checkout: the given directory, or the nearest one
-// upwards from the working directory that has studies/ and services/.
-func findRoot(given string) (string, error) {
-	if given != "" {
-		return filepath.Abs(given)
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if isDir(filepath.Join(dir, "studies")) && isDir(filepath.Join(dir, "services")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no msbench checkout (a directory with studies/ and services/) here or above; use --root")
-		}
-		dir = parent
-	}
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }
 
 func orDefault(s, def string) string {

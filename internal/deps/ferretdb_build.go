@@ -1,13 +1,11 @@
 package deps
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/msbench/msbench/internal/build"
 	"github.com/msbench/msbench/internal/study"
@@ -33,39 +31,4 @@ func buildFerretDB(ctx context.Context, root string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(res.Dir, "ferretdb"), nil
-}
-
-// findRoot returns the nearest directory upwards from the working directory
-// whose go.mod is msbench's.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if isModuleRoot(filepath.Join(dir, "go.mod")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			wd, _ := os.Getwd()
-			return "", fmt.Errorf("no msbench checkout (go.mod of module %s) in %s or above: the MongoDB stand-in is built from the checkout's %s", module, wd, ferretDBSource)
-		}
-		dir = parent
-	}
-}
-
-func isModuleRoot(goMod string) bool {
-	f, err := os.Open(goMod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-			return fields[1] == module
-		}
-	}
-	return false
 }

@@ -8,6 +8,8 @@ import (
 
 	mongodriver "go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/msbench/msbench/internal/checkout"
 )
 
 // mongo serves the MongoDB wire protocol with FerretDB on SQLite, because
@@ -19,22 +21,17 @@ type mongo struct {
 	data   string
 }
 
-const (
-	ferretDBSource = "tools/ferretdb" // in the checkout
-	module         = "github.com/msbench/msbench"
-)
+const ferretDBSource = "tools/ferretdb" // in the checkout
 
 func (s *mongo) find(ctx context.Context, e *env) error {
-	var err error
 	if e.binDir != "" {
+		var err error
 		s.server, err = program(e, "ferretdb", fmt.Sprintf("build it with (cd %s && go build -o %s .)", ferretDBSource, filepath.Join(e.binDir, "ferretdb")))
 		return err
 	}
-	root := e.root
-	if root == "" {
-		if root, err = findRoot(); err != nil {
-			return err
-		}
+	root, err := checkout.Root(e.root)
+	if err != nil {
+		return fmt.Errorf("the MongoDB stand-in is built from the checkout's %s: %w", ferretDBSource, err)
 	}
 	s.server, err = buildFerretDB(ctx, root)
 	return err
