@@ -13,6 +13,7 @@ import (
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/pacer"
+	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
@@ -125,7 +126,7 @@ func (m *measurement) run(ctx context.Context) error {
 		return err
 	}
 	if in := m.dep.crashed(); in != nil {
-		return fmt.Errorf("%s exited during the step (%v); its log ends:\n%s", in.name, in.proc.ExitErr(), logTail(in))
+		return fmt.Errorf("%s exited during the step (%v); its log ends:\n%s", in.name, in.proc.ExitErr(), proc.LogTail(in.proc.LogPath(), 20))
 	}
 	fmt.Fprintf(m.log, "%s: %d req, %.1f req/s, p50 %.2f ms, p99 %.2f ms, %.2f%% ok%s\n", m.label, summary.Requests, summary.ThroughputRPS,
 		summary.Latency.P50, summary.Latency.P99, 100*summary.SuccessRate, warnings(summary))

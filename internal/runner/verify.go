@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/load"
-	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -110,5 +109,3 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
-
-func logTail(in *instance) string { return proc.LogTail(in.proc.LogPath(), 20) }
