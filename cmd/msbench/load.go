@@ -30,6 +30,7 @@ type loadFlags struct {
 	stages       string
 	arrivals     string
 	pacing       string
+	tick         time.Duration
 	seed         uint64
 	connections  int
 	method       string
@@ -90,7 +91,8 @@ Exit status: 0 done, 1 failure (e.g. records not written), 2 bad usage,
 	fl.Float64VarP(&f.rate, "rate", "r", 0, "open model: requests per second in total (fractions allowed); with --stages, the starting rate")
 	fl.StringVar(&f.stages, "stages", "", "open model: linear ramps DURATION:RATE,... e.g. 30s:500,1m:500,10s:0")
 	fl.StringVar(&f.arrivals, "arrivals", "uniform", "open model: uniform (evenly spaced) or poisson")
-	fl.StringVar(&f.pacing, "pacing", "precise", "open model: precise (a high-resolution timer per arrival) or coarse (Go timers: up to ~1 ms late when idle, less CPU at high rates)")
+	fl.StringVar(&f.pacing, "pacing", "precise", "open model: precise (a high-resolution timer per arrival) or coarse (one wake-up per --tick sends every arrival due and reads every answer: less CPU at high rates, requests up to a tick late, http only)")
+	fl.DurationVar(&f.tick, "tick", 0, "coarse pacing: the grid of wake-ups (default 500µs)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for poisson arrivals and think-time draws")
 	fl.IntVarP(&f.connections, "connections", "c", 0, "keep-alive connections (default: users; open model 100); open model: most requests in flight")
 	fl.StringVarP(&f.method, "method", "m", "GET", "HTTP method")
@@ -189,6 +191,7 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		Requests:    f.requests,
 		Iterations:  f.iterations,
 		Timeout:     f.timeout,
+		Tick:        f.tick,
 		Targets:     []load.Target{target},
 	}
 	switch f.arrivals {

@@ -23,27 +23,35 @@ type alarm struct {
 }
 
 func newAlarm(base time.Time) (*alarm, error) {
+	mono, err := monoAt(base)
+	if err != nil {
+		return nil, err
+	}
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("timerfd: %w", err)
 	}
-	// Pair the kernel's clock with Go's: elapsed-since-base read just before
-	// the kernel reading makes the pairing err only towards waking late,
-	// and the tightest of a few tries bounds that error.
+	return &alarm{f: os.NewFile(uintptr(fd), "msbench-alarm"), mono: mono, base: base}, nil
+}
+
+// monoAt pairs the kernel's CLOCK_MONOTONIC with Go's: it returns the
+// kernel's reading at base. Elapsed-since-base read just before the kernel
+// reading makes the pairing err only towards waking late, and the tightest
+// of a few tries bounds that error.
+func monoAt(base time.Time) (int64, error) {
 	var mono int64
 	gap := int64(-1)
 	for range 5 {
 		var ts unix.Timespec
 		before := int64(time.Since(base))
 		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("clock_gettime: %w", err)
+			return 0, fmt.Errorf("clock_gettime: %w", err)
 		}
 		if g := int64(time.Since(base)) - before; gap < 0 || g < gap {
 			gap, mono = g, ts.Nano()-before
 		}
 	}
-	return &alarm{f: os.NewFile(uintptr(fd), "msbench-alarm"), mono: mono, base: base}, nil
+	return mono, nil
 }
 
 // sleepUntil blocks until offset (ns since base) or until ctx ends; it

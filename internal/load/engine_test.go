@@ -114,32 +114,60 @@ func TestClosedModelDuration(t *testing.T) {
 	}
 }
 
+// eachPacing runs an open-model test under both pacings; the test sets
+// everything in cfg but the pacing.
+func eachPacing(t *testing.T, test func(t *testing.T, with func(Config) Config)) {
+	for _, p := range []struct {
+		name   string
+		pacing Pacing
+		tick   time.Duration
+	}{{"precise", Precise, 0}, {"coarse", Coarse, DefaultTick}} {
+		t.Run(p.name, func(t *testing.T) {
+			test(t, func(c Config) Config {
+				c.Pacing, c.Tick = p.pacing, p.tick
+				return c
+			})
+		})
+	}
+}
+
 func TestOpenModelRate(t *testing.T) {
 	srv := okServer(t, nil)
-	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 10, Pacer: constant(t, 400, time.Second)}, Options{})
-	if s.Requests != 400 || s.Unsent != 0 {
-		t.Fatalf("sent %d (%d unsent), want 400", s.Requests, s.Unsent)
-	}
-	if !s.AchievedRateOK || s.TargetRPS != 400 {
-		t.Fatalf("achieved %.1f of %.1f req/s, ok=%v", s.AchievedRPS, s.TargetRPS, s.AchievedRateOK)
-	}
-	if s.DurationS < 0.99 {
-		t.Fatalf("400 requests at 400/s took %.3f s: sent ahead of schedule", s.DurationS)
-	}
+	eachPacing(t, func(t *testing.T, with func(Config) Config) {
+		s := run(t, with(Config{Targets: []Target{{URL: srv.URL}}, Connections: 10, Pacer: constant(t, 400, time.Second)}), Options{})
+		if s.Requests != 400 || s.Unsent != 0 || s.Successes != 400 {
+			t.Fatalf("sent %d (%d unsent, %d successes), want 400", s.Requests, s.Unsent, s.Successes)
+		}
+		if !s.AchievedRateOK || s.TargetRPS != 400 {
+			t.Fatalf("achieved %.1f of %.1f req/s, ok=%v", s.AchievedRPS, s.TargetRPS, s.AchievedRateOK)
+		}
+		if s.DurationS < 0.99 {
+			t.Fatalf("400 requests at 400/s took %.3f s: sent ahead of schedule", s.DurationS)
+		}
+		if got := s.ServerTiming["app"]; got.Count != 400 || !near(got.P50, 1.5) {
+			t.Fatalf("server timing app = %+v, want 400 samples of 1.5 ms", got)
+		}
+	})
 }
 
 func TestOpenModelRequestCap(t *testing.T) {
 	srv := okServer(t, nil)
-	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Pacer: constant(t, 1000, time.Second), MaxRequests: 123}, Options{})
-	if s.Requests != 123 || s.Unsent != 0 {
-		t.Fatalf("sent %d (%d unsent), want 123", s.Requests, s.Unsent)
-	}
+	eachPacing(t, func(t *testing.T, with func(Config) Config) {
+		s := run(t, with(Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Pacer: constant(t, 1000, time.Second), MaxRequests: 123}), Options{})
+		if s.Requests != 123 || s.Unsent != 0 {
+			t.Fatalf("sent %d (%d unsent), want 123", s.Requests, s.Unsent)
+		}
+	})
 }
 
 // A server that stalls once for a second: arrivals keep their schedule, so
 // the stall shows in corrected latency, while the few requests that were on
 // the wire are all a closed-loop tool would have seen.
 func TestOpenModelStallShowsInCorrectedLatencyOnly(t *testing.T) {
+	eachPacing(t, testStall)
+}
+
+func testStall(t *testing.T, with func(Config) Config) {
 	var gate sync.RWMutex
 	var stalled atomic.Bool
 	var served atomic.Int64
@@ -153,7 +181,7 @@ func TestOpenModelStallShowsInCorrectedLatencyOnly(t *testing.T) {
 		gate.RUnlock()
 		fmt.Fprint(w, "ok")
 	})
-	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Pacer: constant(t, 1000, 4*time.Second)}, Options{})
+	s := run(t, with(Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Pacer: constant(t, 1000, 4*time.Second)}), Options{})
 	if !stalled.Load() {
 		t.Fatal("the server never stalled")
 	}
@@ -231,6 +259,10 @@ func TestMalformedServerTimingIsCountedNotFatal(t *testing.T) {
 
 // The server disappears mid-run: the load goes on, counting errors.
 func TestServerGoingAwayCountsErrors(t *testing.T) {
+	eachPacing(t, testServerGoingAway)
+}
+
+func testServerGoingAway(t *testing.T, with func(Config) Config) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +274,7 @@ func TestServerGoingAwayCountsErrors(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	time.AfterFunc(300*time.Millisecond, func() { srv.Close() })
-	s := run(t, Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Connections: 4, Pacer: constant(t, 200, time.Second)}, Options{})
+	s := run(t, with(Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Connections: 4, Pacer: constant(t, 200, time.Second)}), Options{})
 	if s.Requests != 200 {
 		t.Fatalf("sent %d, want all 200 scheduled", s.Requests)
 	}
@@ -354,6 +386,8 @@ func TestNewRejects(t *testing.T) {
 		{"bad scheme", Config{Targets: []Target{{URL: "ftp://x/"}}, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
 		{"two hosts", Config{Targets: []Target{{URL: "http://a/"}, {URL: "http://b/"}}, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
 		{"think range reversed", Config{Targets: good, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1, Think: Think{Min: 2, Max: 1}}},
+		{"coarse pacing over https", Config{Targets: []Target{{URL: "https://127.0.0.1:1/"}}, Connections: 1, Timeout: time.Second, Pacer: constant(t, 1, time.Second), Pacing: Coarse, Tick: DefaultTick}},
+		{"coarse pacing without a tick", Config{Targets: good, Connections: 1, Timeout: time.Second, Pacer: constant(t, 1, time.Second), Pacing: Coarse}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"time"
@@ -19,6 +20,7 @@ type Spec struct {
 	Stages      []pacer.Stage
 	Arrivals    pacer.Arrivals
 	Pacing      Pacing
+	Tick        time.Duration // coarse pacing; default DefaultTick
 	Seed        uint64
 	Connections int // default: one per user; 100 in the open model
 	Duration    time.Duration
@@ -41,6 +43,10 @@ func (s Spec) Config() (Config, error) {
 		return Config{}, errors.New("think time applies to the closed model only")
 	case !s.Open && s.Pacing != Precise:
 		return Config{}, errors.New("pacing applies to the open model only")
+	case s.Tick != 0 && (!s.Open || s.Pacing != Coarse):
+		return Config{}, errors.New("a tick applies to coarse pacing only")
+	case s.Tick < 0:
+		return Config{}, errors.New("the tick must be positive")
 	case s.Open && s.Iterations > 0:
 		return Config{}, errors.New("iterations apply to the closed model only")
 	case s.Open && len(s.Stages) > 0 && s.Duration > 0:
@@ -68,6 +74,9 @@ func (s Spec) Config() (Config, error) {
 			return Config{}, err
 		}
 		cfg.Pacer, cfg.Pacing = p, s.Pacing
+		if cfg.Pacing == Coarse {
+			cfg.Tick = cmp.Or(s.Tick, DefaultTick)
+		}
 		if cfg.Connections == 0 {
 			cfg.Connections = 100
 		}

@@ -119,9 +119,12 @@ func ValidateURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// prepared is a target turned into a reusable fasthttp request.
+// prepared is a target turned into a reusable fasthttp request, and into
+// the bytes it sends for coarse pacing's raw connections.
 type prepared struct {
 	req          *fasthttp.Request
+	wire         []byte
+	head         bool // a response to HEAD has no body whatever its headers say
 	bytesOut     int64
 	expectStatus StatusSet
 	expectBody   []byte
@@ -148,6 +151,11 @@ func prepare(t Target) (prepared, error) {
 	if len(t.Body) > 0 {
 		req.SetBody(t.Body)
 	}
+	// As fasthttp's client would add it, so that both pacings send the
+	// same bytes.
+	if len(req.Header.UserAgent()) == 0 {
+		req.Header.SetUserAgent("msbench")
+	}
 	var wire bytes.Buffer
 	if _, err := req.WriteTo(&wire); err != nil {
 		return prepared{}, fmt.Errorf("target %s: %w", t.Name, err)
@@ -156,7 +164,7 @@ func prepare(t Target) (prepared, error) {
 	if status == (StatusSet{}) {
 		status = Success2xx()
 	}
-	return prepared{req: req, bytesOut: int64(wire.Len()), expectStatus: status, expectBody: t.ExpectBody}, nil
+	return prepared{req: req, wire: wire.Bytes(), head: method == fasthttp.MethodHead, bytesOut: int64(wire.Len()), expectStatus: status, expectBody: t.ExpectBody}, nil
 }
 
 // mix picks targets by sequence number: a table in which each target

@@ -50,6 +50,14 @@ func (e *Engine) newWorker(id uint32) *worker {
 	return w
 }
 
+func (e *Engine) newWorkers(n int) []*worker {
+	ws := make([]*worker, n)
+	for i := range ws {
+		ws[i] = e.newWorker(uint32(i))
+	}
+	return ws
+}
+
 func (w *worker) release() {
 	for _, r := range w.reqs {
 		fasthttp.ReleaseRequest(r)
@@ -107,11 +115,12 @@ func (w *worker) hit(seq uint64, intended int64) {
 	ti := e.mix.pick(seq)
 	sent := e.now()
 	err := e.client.DoTimeout(w.reqs[ti], w.resp, e.cfg.Timeout)
-	w.store(seq, ti, intended, sent, e.now(), err)
+	w.store(w.id, seq, ti, intended, sent, e.now(), err)
 }
 
-// store records the request whose response (or err) the worker holds.
-func (w *worker) store(seq uint64, ti uint16, intended, sent, done int64, err error) {
+// store records the request whose response (or err) the worker holds; id
+// is the user or connection it went through.
+func (w *worker) store(id uint32, seq uint64, ti uint16, intended, sent, done int64, err error) {
 	e := w.e
 	if len(w.batch) == 0 {
 		w.born = done
@@ -124,7 +133,7 @@ func (w *worker) store(seq uint64, ti uint16, intended, sent, done int64, err er
 		Sent:     sent,
 		Done:     done,
 		BytesOut: e.targets[ti].bytesOut,
-		Worker:   w.id,
+		Worker:   id,
 		Target:   ti,
 	}
 	if err != nil {

@@ -35,7 +35,7 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	seq := uint64(0)
 	allocs := testing.AllocsPerRun(10000, func() {
 		seq++
-		w.store(seq, 0, 1, 2, 3, nil)
+		w.store(0, seq, 0, 1, 2, 3, nil)
 	})
 	close(e.batches)
 	<-done

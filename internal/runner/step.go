@@ -189,6 +189,7 @@ func (m *measurement) spec(targets []load.Target) load.Spec {
 		Requests:    st.Requests,
 		Iterations:  st.Iterations,
 		Timeout:     st.Timeout,
+		Tick:        st.Tick,
 		Targets:     targets,
 		TagHeader:   st.TagHeader,
 	}

@@ -356,7 +356,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 	return l
 }
 
-var stepFields = []string{"each", "name", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
+var stepFields = []string{"each", "name", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "tick", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
 
 // step sets on st the fields n gives, so that a profile can override some.
 func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
@@ -405,6 +405,8 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 			st.Arrivals = d.oneOf(v, f, "uniform", "poisson")
 		case "pacing":
 			st.Pacing = d.oneOf(v, f, "precise", "coarse")
+		case "tick":
+			st.Tick = d.duration(v, f)
 		case "think":
 			st.Think = d.think(v, f)
 		case "connections":
@@ -807,6 +809,8 @@ func (st *Step) problem() string {
 		return "stages set the duration: drop duration"
 	case st.Model == "closed" && st.Pacing != "precise":
 		return "pacing belongs to model: open"
+	case st.Tick != 0 && st.Pacing != "coarse":
+		return "tick belongs to pacing: coarse"
 	case st.Model == "open" && st.Iterations > 0:
 		return "iterations belong to model: closed"
 	}

@@ -115,6 +115,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"out outside build", [2]string{`ADDR: "{addr}"`, `ADDR: "{out}"`}, "{out} exists only in build commands"},
 		{"no ready", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {}"}, "services.db.ready: give exactly one of http or tcp"},
 		{"open with users", [2]string{"rate: 50.5", "rate: 50.5\n      users: 3"}, "load.steps[1]: users belong to model: closed"},
+		{"tick without coarse pacing", [2]string{"rate: 50.5", "rate: 50.5\n      tick: 1ms"}, "load.steps[1]: tick belongs to pacing: coarse"},
 		{"unbounded", [2]string{"iterations: 10", "connections: 10"}, "load.steps[0]: unbounded"},
 		{"path without slash", [2]string{"path: /a,", "path: a,"}, "a path starts with /"},
 		{"profile unknown step", [2]string{"rate: {duration: 5s", "rat: {duration: 5s"}, "profiles.quick.steps.rat: no step of that name"},

@@ -110,7 +110,8 @@ type Step struct {
 	Rate        float64
 	Stages      []Stage
 	Arrivals    string
-	Pacing      string // precise or coarse
+	Pacing      string        // precise or coarse
+	Tick        time.Duration // coarse pacing's wake-up grid; 0 for the default
 	Think       [2]time.Duration
 	Connections int
 	Duration    time.Duration

@@ -1,0 +1,533 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Coarse pacing is the open model for high rates. Waking an idle process
+// costs tens of microseconds of CPU on a virtual machine (25-30 µs on the
+// machines msbench was built on), more than a busy generator spends on a
+// whole request; precise pacing pays one wake per arrival and one per
+// response. This loop pays one per tick, however many requests the tick
+// serves:
+//
+//   - It owns every connection as a raw non-blocking socket outside Go's
+//     netpoller, so an arriving response does not wake it.
+//   - The kernel stamps each response's arrival (SO_TIMESTAMPNS), so
+//     reading it up to a tick later does not change the latency measured.
+//   - A request leaves at the first tick at or after its slot. That lag is
+//     real: it is counted in the corrected latency and in schedule lag.
+//   - When every connection is busy and arrivals wait, it waits on the
+//     sockets instead, so the tick never caps the throughput.
+type coarseLoop struct {
+	e      *Engine
+	w      *worker // the record batch, response and Server-Timing buffers
+	tick   int64
+	ep     int
+	conns  []rawConn
+	idle   []int // connections ready for a request, most recent last
+	closed []int // connections never opened or closed since
+	queue  []ticket
+	head   int // queue[head:] are due and wait for a connection
+	busy   int
+	dials  int   // connections waiting for the handshake
+	mono   int64 // CLOCK_MONOTONIC at base, for sleep
+	events []unix.EpollEvent
+	oob    []byte
+	src    feed
+	br     *bufio.Reader
+	wall   int64 // CLOCK_REALTIME minus e.now(), to place kernel timestamps
+}
+
+type connState uint8
+
+const (
+	connClosed connState = iota
+	connIdle
+	connBusy
+)
+
+// rawConn is one keep-alive connection and the request it carries.
+type rawConn struct {
+	fd         int
+	state      connState
+	connecting bool
+	t          ticket
+	target     uint16
+	sent       int64  // unix ns
+	out        []byte // request bytes not yet written
+	in         []byte // response bytes so far
+	rx         int64  // kernel arrival time of the last bytes read, unix ns
+	eof        bool
+}
+
+// readChunk is the least free space a read offers the kernel.
+const readChunk = 16 << 10
+
+// resolveRaw turns host:port into the socket address the coarse loop dials.
+func resolveRaw(addr string) (unix.Sockaddr, int, error) {
+	ta, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		return nil, 0, fmt.Errorf("resolve %s: %w", addr, err)
+	}
+	if ip4 := ta.IP.To4(); ip4 != nil {
+		return &unix.SockaddrInet4{Port: ta.Port, Addr: [4]byte(ip4)}, unix.AF_INET, nil
+	}
+	return &unix.SockaddrInet6{Port: ta.Port, Addr: [16]byte(ta.IP.To16())}, unix.AF_INET6, nil
+}
+
+// newCoarseLoop needs e.base set.
+func (e *Engine) newCoarseLoop() (*coarseLoop, error) {
+	mono, err := monoAt(e.base)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	n := e.cfg.Connections
+	l := &coarseLoop{
+		e:      e,
+		w:      e.newWorker(0),
+		tick:   int64(e.cfg.Tick),
+		ep:     ep,
+		mono:   mono,
+		conns:  make([]rawConn, n),
+		idle:   make([]int, 0, n),
+		closed: make([]int, 0, n),
+		events: make([]unix.EpollEvent, min(n, 256)),
+		oob:    make([]byte, unix.CmsgSpace(16)),
+	}
+	l.br = bufio.NewReaderSize(&l.src, readChunk)
+	for i := n - 1; i >= 0; i-- {
+		l.conns[i].fd = -1
+		l.closed = append(l.closed, i)
+	}
+	return l, nil
+}
+
+// runCoarse is runOpen for coarse pacing; see coarseLoop.
+func (e *Engine) runCoarse(ctx context.Context, l *coarseLoop) (unsent int64, window time.Duration) {
+	defer l.close()
+	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
+	defer cancel()
+	p := e.cfg.Pacer
+	next, more := p.Next()
+	for {
+		now := l.clock()
+		l.poll(0)
+		for ; more && int64(next) <= now; next, more = p.Next() {
+			if e.cfg.MaxRequests > 0 && e.seq.Load() >= e.cfg.MaxRequests {
+				more = false
+				break
+			}
+			l.queue = append(l.queue, ticket{seq: uint64(e.seq.Add(1) - 1), intended: e.baseUnix + int64(next)})
+		}
+		l.dispatch()
+		if !more && l.head == len(l.queue) {
+			window = time.Since(e.base)
+			break
+		}
+		if hard.Err() != nil {
+			window = time.Since(e.base)
+			var rest int64
+			for ; more; _, more = p.Next() {
+				rest++
+			}
+			if e.cfg.MaxRequests > 0 {
+				rest = min(rest, e.cfg.MaxRequests-e.seq.Load())
+			}
+			unsent = int64(len(l.queue)-l.head) + rest
+			break
+		}
+		// Let the collector, timers and signal handling run: see sleep.
+		runtime.Gosched()
+		if l.head < len(l.queue) || l.dials > 0 {
+			// Every connection is busy, or one is being opened: the
+			// first answer or handshake is worth waking for.
+			l.poll(l.tickMs())
+			continue
+		}
+		wake := min(ceilTo(int64(next), l.tick), now+int64(maxSleep))
+		if l.busy > 0 {
+			wake = min(wake, now/l.tick*l.tick+l.tick)
+		}
+		l.sleep(wake)
+	}
+	l.drain()
+	return unsent, window
+}
+
+func ceilTo(x, step int64) int64 { return (x + step - 1) / step * step }
+
+// maxSleep bounds how long cancellation can go unnoticed.
+const maxSleep = 20 * time.Millisecond
+
+// sleep blocks until offset (ns since base) in a raw system call, which Go's
+// scheduler does not see. Parking in the netpoller instead wakes the
+// runtime's monitor thread and a second thread on every tick (measured:
+// three context switches per tick instead of one), undoing what the loop
+// is for. The cost is that nothing else runs on this goroutine's P while it
+// sleeps, so the loop yields at every wake; a preemption or a collection
+// signals the thread, which ends the call early.
+func (l *coarseLoop) sleep(offset int64) {
+	// Loop until Go's clock agrees: a request sent early would make its
+	// latency look shorter than it was.
+	for l.clock() < offset {
+		ts := unix.NsecToTimespec(l.mono + offset)
+		_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		if errno == unix.EINTR {
+			return
+		}
+	}
+}
+
+// tickMs is the tick as an epoll timeout, which counts milliseconds.
+func (l *coarseLoop) tickMs() int {
+	return int(max(1, (l.tick+int64(time.Millisecond)-1)/int64(time.Millisecond)))
+}
+
+// clock returns ns since base and refreshes the offset that places the
+// kernel's wall-clock arrival stamps on the engine's monotonic timeline;
+// refreshing each wake keeps NTP slewing out of the latencies.
+func (l *coarseLoop) clock() int64 {
+	t := time.Now()
+	since := int64(t.Sub(l.e.base))
+	l.wall = t.UnixNano() - (l.e.baseUnix + since)
+	return since
+}
+
+// drain waits for the requests still in flight, as precise pacing waits
+// for its senders; the timeout bounds each.
+func (l *coarseLoop) drain() {
+	for l.busy > 0 {
+		l.clock()
+		l.poll(l.tickMs())
+		runtime.Gosched()
+	}
+}
+
+func (l *coarseLoop) close() {
+	for i := range l.conns {
+		if l.conns[i].fd >= 0 {
+			unix.Close(l.conns[i].fd)
+		}
+	}
+	unix.Close(l.ep)
+	l.w.flush()
+	l.w.release()
+}
+
+// dispatch gives waiting arrivals to free connections, opening new ones up
+// to the limit.
+func (l *coarseLoop) dispatch() {
+	for l.head < len(l.queue) {
+		i, ok := l.free()
+		if !ok {
+			return
+		}
+		l.send(i, l.queue[l.head])
+		l.head++
+	}
+	l.queue, l.head = l.queue[:0], 0
+}
+
+// free pops a connection for the next request: an open idle one if any,
+// else one to open.
+func (l *coarseLoop) free() (int, bool) {
+	for len(l.idle) > 0 {
+		i := l.idle[len(l.idle)-1]
+		l.idle = l.idle[:len(l.idle)-1]
+		// A connection the server closed while idle stays listed here
+		// until popped; its state tells.
+		if l.conns[i].state == connIdle {
+			return i, true
+		}
+	}
+	if len(l.closed) > 0 {
+		i := l.closed[len(l.closed)-1]
+		l.closed = l.closed[:len(l.closed)-1]
+		return i, true
+	}
+	return 0, false
+}
+
+func (l *coarseLoop) send(i int, t ticket) {
+	c := &l.conns[i]
+	c.t, c.target = t, l.e.mix.pick(t.seq)
+	c.out = l.e.targets[c.target].wire
+	c.in, c.rx, c.eof = c.in[:0], 0, false
+	c.sent = l.e.now()
+	wasClosed := c.state == connClosed
+	c.state = connBusy
+	l.busy++
+	if wasClosed {
+		if err := l.dial(i); err != nil {
+			l.fail(i, err)
+			return
+		}
+		if c.connecting {
+			return
+		}
+	}
+	l.write(i)
+}
+
+func (l *coarseLoop) dial(i int) error {
+	c := &l.conns[i]
+	fd, err := unix.Socket(l.e.rawFamily, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	c.fd = fd
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		return os.NewSyscallError("setsockopt SO_TIMESTAMPNS", err)
+	}
+	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
+	switch err := unix.Connect(fd, l.e.rawAddr); {
+	case errors.Is(err, unix.EINPROGRESS):
+		c.connecting = true
+		l.dials++
+		events = unix.EPOLLOUT
+	case err != nil:
+		return os.NewSyscallError("connect", err)
+	}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(i)}); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+// write sends what the kernel takes; the rest goes when the socket is
+// writable again.
+func (l *coarseLoop) write(i int) {
+	c := &l.conns[i]
+	for len(c.out) > 0 {
+		n, err := unix.Write(c.fd, c.out)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			l.watch(i, unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLOUT)
+			return
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			l.fail(i, os.NewSyscallError("write", err))
+			return
+		}
+		c.out = c.out[n:]
+	}
+}
+
+func (l *coarseLoop) watch(i int, events uint32) {
+	c := &l.conns[i]
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: int32(i)}); err != nil {
+		l.fail(i, os.NewSyscallError("epoll_ctl", err))
+	}
+}
+
+// poll handles what the sockets have to say, waiting up to ms for the
+// first event, then expires requests past their timeout.
+func (l *coarseLoop) poll(ms int) {
+	// Raw for the reason sleep is.
+	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
+	n := int(r)
+	if errno != 0 {
+		n = 0 // EINTR: the next round polls again
+	}
+	for _, ev := range l.events[:n] {
+		i := int(ev.Fd)
+		c := &l.conns[i]
+		switch {
+		case c.state == connClosed:
+			// Closed earlier in this round.
+		case c.connecting:
+			l.connected(i)
+		default:
+			if ev.Events&unix.EPOLLOUT != 0 && len(c.out) > 0 {
+				l.write(i)
+				if len(c.out) == 0 && c.state == connBusy {
+					l.watch(i, unix.EPOLLIN|unix.EPOLLRDHUP)
+				}
+			}
+			if ev.Events&^unix.EPOLLOUT != 0 && c.state != connClosed {
+				l.read(i)
+			}
+		}
+	}
+	if l.busy == 0 {
+		return
+	}
+	now := l.e.now()
+	for i := range l.conns {
+		if c := &l.conns[i]; c.state == connBusy && now-c.sent >= int64(l.e.cfg.Timeout) {
+			l.fail(i, os.ErrDeadlineExceeded)
+		}
+	}
+}
+
+func (l *coarseLoop) connected(i int) {
+	c := &l.conns[i]
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr != 0 {
+		err = unix.Errno(soErr)
+	}
+	if err != nil {
+		l.fail(i, os.NewSyscallError("connect", err))
+		return
+	}
+	c.connecting = false
+	l.dials--
+	l.watch(i, unix.EPOLLIN|unix.EPOLLRDHUP)
+	if c.state == connBusy {
+		l.write(i)
+	}
+}
+
+// read takes one read's worth, then tries to parse a whole response. One
+// read per readiness saves the call that would only say "no more": epoll
+// is level-triggered, so whatever is left is reported again.
+func (l *coarseLoop) read(i int) {
+	c := &l.conns[i]
+	if cap(c.in)-len(c.in) < readChunk {
+		c.in = append(c.in[:cap(c.in)], make([]byte, readChunk)...)[:len(c.in)]
+	}
+	n, oobn, _, _, err := unix.Recvmsg(c.fd, c.in[len(c.in):cap(c.in)], l.oob, unix.MSG_DONTWAIT)
+	switch {
+	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+		return
+	case err != nil:
+		l.fail(i, os.NewSyscallError("read", err))
+		return
+	case n == 0:
+		c.eof = true
+	default:
+		c.in = c.in[:len(c.in)+n]
+		if at := arrival(l.oob[:oobn]); at > 0 {
+			c.rx = at
+		}
+	}
+	if c.state != connBusy {
+		// Bytes or a close on an idle connection: nothing is owed on it.
+		l.shut(i)
+		return
+	}
+	if len(c.in) == 0 {
+		if c.eof {
+			l.fail(i, io.EOF)
+		}
+		return
+	}
+	l.parse(i)
+}
+
+// parse completes the request if its whole response has arrived.
+func (l *coarseLoop) parse(i int) {
+	c := &l.conns[i]
+	resp := l.w.resp
+	resp.SkipBody = l.e.targets[c.target].head
+	l.src = feed{b: c.in, eof: c.eof}
+	l.br.Reset(&l.src)
+	err := resp.Read(l.br)
+	if err != nil && l.src.starved && !c.eof {
+		return // the rest is on its way
+	}
+	now := l.e.now()
+	done := now
+	if c.rx > 0 {
+		// The kernel's stamp of the last bytes, within what is possible.
+		done = min(max(c.rx-l.wall, c.sent), now)
+	}
+	l.w.store(uint32(i), c.t.seq, c.target, c.t.intended, c.sent, done, err)
+	l.busy--
+	extra := len(l.src.b) + l.br.Buffered()
+	if err != nil || c.eof || extra > 0 || resp.ConnectionClose() {
+		l.shut(i)
+		return
+	}
+	c.state = connIdle
+	l.idle = append(l.idle, i)
+}
+
+// fail ends the connection's request, if any, with err and closes it.
+func (l *coarseLoop) fail(i int, err error) {
+	c := &l.conns[i]
+	if c.state == connBusy {
+		l.w.store(uint32(i), c.t.seq, c.target, c.t.intended, c.sent, l.e.now(), err)
+		l.busy--
+	}
+	l.shut(i)
+}
+
+// shut closes the connection; the next request on it reconnects.
+func (l *coarseLoop) shut(i int) {
+	c := &l.conns[i]
+	if c.state == connClosed {
+		return
+	}
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+	if c.connecting {
+		c.connecting = false
+		l.dials--
+	}
+	c.state = connClosed
+	l.closed = append(l.closed, i)
+}
+
+// arrival reads the kernel's receive stamp from a control message, as unix
+// ns; 0 if there is none.
+func arrival(oob []byte) int64 {
+	for len(oob) > 0 {
+		h, data, rest, err := unix.ParseOneSocketControlMessage(oob)
+		if err != nil {
+			return 0
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && len(data) >= 16 {
+			sec := int64(binary.NativeEndian.Uint64(data))
+			nsec := int64(binary.NativeEndian.Uint64(data[8:]))
+			return sec*int64(time.Second) + nsec
+		}
+		oob = rest
+	}
+	return 0
+}
+
+// feed serves a connection's bytes to fasthttp's parser and notes whether
+// the parser wanted more than has arrived, which is how an incomplete
+// response is told from a malformed one.
+type feed struct {
+	b       []byte
+	eof     bool
+	starved bool
+}
+
+var errIncomplete = errors.New("response incomplete")
+
+func (f *feed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		if f.eof {
+			return 0, io.EOF
+		}
+		f.starved = true
+		return 0, errIncomplete
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}

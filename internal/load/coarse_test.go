@@ -1,0 +1,165 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func coarse(t *testing.T, cfg Config, tick time.Duration) Config {
+	t.Helper()
+	cfg.Pacing, cfg.Tick = Coarse, tick
+	return cfg
+}
+
+// The loop reads a response up to a tick after it arrived; the kernel's
+// receive stamp keeps that delay out of the latency.
+func TestCoarseTimesResponsesByArrivalNotByRead(t *testing.T) {
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		fmt.Fprint(w, "ok")
+	})
+	const tick = 50 * time.Millisecond
+	s := run(t, coarse(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Pacer: constant(t, 20, time.Second)}, tick), Options{})
+	if s.Successes != 20 {
+		t.Fatalf("successes %d errors %v, want 20", s.Successes, s.Errors)
+	}
+	t.Logf("uncorrected p50 %.2f ms max %.2f ms with a %v tick", s.Uncorrected.P50, s.Uncorrected.Max, tick)
+	if s.Uncorrected.Min < 2 {
+		t.Fatalf("uncorrected min %.2f ms: shorter than the server's 2 ms", s.Uncorrected.Min)
+	}
+	if s.Uncorrected.P50 > 25 {
+		t.Fatalf("uncorrected p50 %.2f ms: responses timed when read at the next %v tick, not when they arrived", s.Uncorrected.P50, tick)
+	}
+}
+
+// With every connection busy the loop waits on the sockets, not the tick:
+// one connection must carry far more than one request per tick.
+func TestCoarseBusyConnectionsDoNotCapTheRate(t *testing.T) {
+	srv := okServer(t, nil)
+	s := run(t, coarse(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 1, Pacer: constant(t, 1000, 500*time.Millisecond)}, 25*time.Millisecond), Options{})
+	if s.Requests != 500 || s.Successes != 500 || s.Unsent != 0 {
+		t.Fatalf("requests %d successes %d unsent %d, want 500 sent and answered", s.Requests, s.Successes, s.Unsent)
+	}
+	// A loop that waited for the tick would need 500 ticks, 12.5 s.
+	if s.DurationS > 5 {
+		t.Fatalf("500 requests took %.1f s: the tick capped the rate", s.DurationS)
+	}
+}
+
+func TestCoarseReadsEveryResponseShape(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/big", func(w http.ResponseWriter, _ *http.Request) { w.Write(big) })
+	mux.HandleFunc("/chunked", func(w http.ResponseWriter, _ *http.Request) {
+		for i := range 5 {
+			fmt.Fprintf(w, "part%d;", i)
+			w.(http.Flusher).Flush()
+		}
+	})
+	mux.HandleFunc("/close", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Connection", "close")
+		fmt.Fprint(w, "bye")
+	})
+	mux.HandleFunc("/empty", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "got %d", n)
+	})
+	srv := okServer(t, mux.ServeHTTP)
+	tests := []struct {
+		name   string
+		target Target
+		minIn  int64 // bytes in, at least
+	}{
+		{"one megabyte", Target{URL: srv.URL + "/big"}, 1 << 20},
+		{"chunked", Target{URL: srv.URL + "/chunked", ExpectBody: []byte("part0;part1;part2;part3;part4;")}, 30},
+		{"connection close", Target{URL: srv.URL + "/close", ExpectBody: []byte("bye")}, 3},
+		{"no content", Target{URL: srv.URL + "/empty", ExpectStatus: mustStatus(t, "204")}, 10},
+		{"head", Target{Method: "HEAD", URL: srv.URL + "/big"}, 10},
+		{"eight megabyte upload", Target{Method: "POST", URL: srv.URL + "/upload", Body: bytes.Repeat([]byte("y"), 8<<20), ExpectBody: []byte(fmt.Sprintf("got %d", 8<<20))}, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := run(t, coarse(t, Config{Targets: []Target{tt.target}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, DefaultTick), Options{})
+			if s.Requests != 10 || s.Successes != 10 {
+				t.Fatalf("requests %d successes %d errors %v, want 10 answered", s.Requests, s.Successes, s.Errors)
+			}
+			if in := s.BytesIn / s.Requests; in < tt.minIn {
+				t.Fatalf("%d bytes in per response, want at least %d", in, tt.minIn)
+			}
+		})
+	}
+}
+
+func mustStatus(t *testing.T, s string) StatusSet {
+	t.Helper()
+	set, err := ParseStatusSet(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func TestCoarseTimeoutIsAnErrorWithLatencyTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := okServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	s := run(t, coarse(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Timeout: 150 * time.Millisecond, Pacer: constant(t, 20, 200*time.Millisecond)}, DefaultTick), Options{})
+	if s.Requests != 4 || s.Errors["timeout"] != 4 {
+		t.Fatalf("requests %d errors %v, want 4 timeouts", s.Requests, s.Errors)
+	}
+	if s.Uncorrected.Min < 149 || s.Uncorrected.Max > 151 {
+		t.Fatalf("timed-out latency %.1f-%.1f ms, want the 150 ms timeout", s.Uncorrected.Min, s.Uncorrected.Max)
+	}
+}
+
+// A server that answers with something that is not HTTP costs that request,
+// not the run.
+func TestCoarseMalformedResponseIsAnError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if strings.TrimSpace(line) == "" {
+						io.WriteString(c, "HTTP/1.1 abc nonsense\r\n\r\n")
+					}
+				}
+			}()
+		}
+	}()
+	s := run(t, coarse(t, Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, DefaultTick), Options{})
+	if s.Requests != 10 || s.Successes != 0 || len(s.Errors) == 0 {
+		t.Fatalf("requests %d successes %d errors %v, want 10 failed", s.Requests, s.Successes, s.Errors)
+	}
+}
