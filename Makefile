@@ -38,10 +38,10 @@ unit:
 	@for m in $(SERVICE_MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 # Load-engine benchmarks: allocations per request, and msbench against wrk
-# on a pinned nginx (see bench/README.md).
+# on a pinned nginx (see "Benchmarks of the load engine" in README.md).
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/
-	bench/vs-wrk
+	$(GO) run ./bench/vswrk -msbench $(BIN)
 
 clean:
 	rm -rf bin

@@ -46,6 +46,8 @@ type coarseLoop struct {
 	mono   int64 // CLOCK_MONOTONIC at base, for sleep
 	events []unix.EpollEvent
 	oob    []byte
+	msg    unix.Msghdr // reused by every read: unix.Recvmsg allocates
+	iov    unix.Iovec
 	src    feed
 	br     *bufio.Reader
 	wall   int64 // CLOCK_REALTIME minus e.now(), to place kernel timestamps
@@ -405,7 +407,7 @@ func (l *coarseLoop) read(i int) {
 	if cap(c.in)-len(c.in) < readChunk {
 		c.in = append(c.in[:cap(c.in)], make([]byte, readChunk)...)[:len(c.in)]
 	}
-	n, oobn, _, _, err := unix.Recvmsg(c.fd, c.in[len(c.in):cap(c.in)], l.oob, unix.MSG_DONTWAIT)
+	n, oobn, err := l.recvmsg(c.fd, c.in[len(c.in):cap(c.in)])
 	switch {
 	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
 		return
@@ -432,6 +434,20 @@ func (l *coarseLoop) read(i int) {
 		return
 	}
 	l.parse(i)
+}
+
+func (l *coarseLoop) recvmsg(fd int, p []byte) (n, oobn int, err error) {
+	l.iov.Base = &p[0]
+	l.iov.SetLen(len(p))
+	l.msg.Iov = &l.iov
+	l.msg.Iovlen = 1
+	l.msg.Control = &l.oob[0]
+	l.msg.SetControllen(len(l.oob))
+	r, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&l.msg)), unix.MSG_DONTWAIT)
+	if errno != 0 {
+		return 0, 0, errno
+	}
+	return int(r), int(l.msg.Controllen), nil
 }
 
 // parse completes the request if its whole response has arrived.

@@ -501,7 +501,11 @@ func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, windo
 		s.GeneratorCPUUtil = s.GeneratorCPUS / (s.DurationS * cores)
 	}
 	if s.GeneratorCPUUtil > 0.9 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the generator used %.0f%% of its %.0f core(s): it may be the bottleneck, not the server", 100*s.GeneratorCPUUtil, cores))
+		w := fmt.Sprintf("the generator used %.0f%% of its %.0f core(s): it may be the bottleneck, not the server", 100*s.GeneratorCPUUtil, cores)
+		if e.cfg.Pacer != nil && e.cfg.Pacing == Precise {
+			w += "; coarse pacing costs a fraction of the CPU per request at high rates"
+		}
+		s.Warnings = append(s.Warnings, w)
 	}
 	if s.ServerTimingDropped > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d Server-Timing metrics dropped (more than %d per response or too many names)", s.ServerTimingDropped, metrics.MaxTimings))

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/pacer"
 )
 
 // Recording must not allocate: at tens of thousands of requests a second,
@@ -46,7 +47,9 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 
 // BenchmarkRequest measures the whole request path against a fasthttp
 // server in the same process (which allocates nothing per request either,
-// so -benchmem shows msbench's own allocations).
+// so -benchmem shows msbench's own allocations): a closed-model user, and
+// coarse pacing's loop (at a rate one connection cannot keep up with, so
+// it runs flat out).
 func BenchmarkRequest(b *testing.B) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,17 +61,37 @@ func BenchmarkRequest(b *testing.B) {
 	}}
 	go srv.Serve(ln)
 	defer srv.Shutdown()
-	e, err := New(Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: int64(b.N)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	s, err := e.Run(context.Background(), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if s.Successes != int64(b.N) {
-		b.Fatalf("%d of %d succeeded: %v", s.Successes, b.N, s.Errors)
+	target := []Target{{URL: "http://" + ln.Addr().String() + "/"}}
+	for _, bb := range []struct {
+		name string
+		cfg  func(n int) Config
+	}{
+		{"closed", func(n int) Config {
+			return Config{Targets: target, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: int64(n)}
+		}},
+		{"coarse", func(n int) Config {
+			const rate = 1e6
+			p, err := pacer.Constant(rate, time.Duration(float64(n)/rate*float64(time.Second))+time.Millisecond, pacer.Uniform, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return Config{Targets: target, Connections: 1, Timeout: time.Minute, Pacer: p, Pacing: Coarse, Tick: DefaultTick, MaxRequests: int64(n)}
+		}},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			e, err := New(bb.cfg(b.N))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			s, err := e.Run(context.Background(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s.Successes != int64(b.N) {
+				b.Fatalf("%d of %d succeeded: %v", s.Successes, b.N, s.Errors)
+			}
+		})
 	}
 }
