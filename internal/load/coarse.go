@@ -39,8 +39,6 @@ type coarseLoop struct {
 	conns  []rawConn
 	idle   []int // connections ready for a request, most recent last
 	closed []int // connections never opened or closed since
-	queue  []ticket
-	head   int // queue[head:] are due and wait for a connection
 	busy   int
 	dials  int   // connections waiting for the handshake
 	mono   int64 // CLOCK_MONOTONIC at base, for sleep
@@ -131,33 +129,38 @@ func (e *Engine) runCoarse(ctx context.Context, l *coarseLoop) (unsent int64, wi
 	for {
 		now := l.clock()
 		l.poll(0)
+		// An arrival that finds every connection busy waits here with its
+		// intended time, and the schedule behind it is not read yet.
+		waiting := false
 		for ; more && int64(next) <= now; next, more = p.Next() {
 			if e.cfg.MaxRequests > 0 && e.seq.Load() >= e.cfg.MaxRequests {
 				more = false
 				break
 			}
-			l.queue = append(l.queue, ticket{seq: uint64(e.seq.Add(1) - 1), intended: e.baseUnix + int64(next)})
+			i, ok := l.free()
+			if !ok {
+				waiting = true
+				break
+			}
+			l.send(i, ticket{seq: uint64(e.seq.Add(1) - 1), intended: e.baseUnix + int64(next)})
 		}
-		l.dispatch()
-		if !more && l.head == len(l.queue) {
+		if !more {
 			window = time.Since(e.base)
 			break
 		}
 		if hard.Err() != nil {
 			window = time.Since(e.base)
-			var rest int64
 			for ; more; _, more = p.Next() {
-				rest++
+				unsent++
 			}
 			if e.cfg.MaxRequests > 0 {
-				rest = min(rest, e.cfg.MaxRequests-e.seq.Load())
+				unsent = min(unsent, e.cfg.MaxRequests-e.seq.Load())
 			}
-			unsent = int64(len(l.queue)-l.head) + rest
 			break
 		}
 		// Let the collector, timers and signal handling run: see sleep.
 		runtime.Gosched()
-		if l.head < len(l.queue) || l.dials > 0 {
+		if waiting || l.dials > 0 {
 			// Every connection is busy, or one is being opened: the
 			// first answer or handshake is worth waking for.
 			l.poll(l.tickMs())
@@ -231,20 +234,6 @@ func (l *coarseLoop) close() {
 	unix.Close(l.ep)
 	l.w.flush()
 	l.w.release()
-}
-
-// dispatch gives waiting arrivals to free connections, opening new ones up
-// to the limit.
-func (l *coarseLoop) dispatch() {
-	for l.head < len(l.queue) {
-		i, ok := l.free()
-		if !ok {
-			return
-		}
-		l.send(i, l.queue[l.head])
-		l.head++
-	}
-	l.queue, l.head = l.queue[:0], 0
 }
 
 // free pops a connection for the next request: an open idle one if any,
