@@ -31,6 +31,7 @@ type loadFlags struct {
 	arrivals     string
 	pacing       string
 	tick         time.Duration
+	insecure     bool
 	seed         uint64
 	connections  int
 	method       string
@@ -100,6 +101,7 @@ Exit status: 0 done, 1 failure (e.g. records not written), 2 bad usage,
 	fl.StringVar(&f.body, "body", "", "request body: text, or @file to read it")
 	fl.StringArrayVar(&f.form, "form", nil, "multipart/form-data field name=@file or name=value (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request; a timed-out request is an error with latency = timeout")
+	fl.BoolVarP(&f.insecure, "insecure", "k", false, "https: accept any server certificate (self-signed test servers)")
 	fl.StringVar(&f.expectStatus, "expect-status", "2xx", "status codes that count as success, e.g. 200,201 or 200-299 or 2xx,304")
 	fl.StringVar(&f.expectBody, "expect-body", "", "a success must contain this substring")
 	fl.StringVar(&f.out, "out", "", "directory for records.parquet (every request) and summary.json")
@@ -192,6 +194,7 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		Iterations:  f.iterations,
 		Timeout:     f.timeout,
 		Tick:        f.tick,
+		Insecure:    f.insecure,
 		Targets:     []load.Target{target},
 	}
 	switch f.arrivals {

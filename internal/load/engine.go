@@ -6,6 +6,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -28,6 +29,7 @@ type Config struct {
 	Targets     []Target
 	Connections int           // keep-alive connections; in the open model also the most requests in flight
 	Timeout     time.Duration // per request; a timed-out request is an error with latency = Timeout
+	Insecure    bool          // https: accept any server certificate
 
 	// Closed model: each user sends, waits for the answer, then thinks.
 	Users      int
@@ -37,7 +39,7 @@ type Config struct {
 	// Open model.
 	Pacer  *pacer.Pacer
 	Pacing Pacing
-	Tick   time.Duration // coarse pacing's grid of wake-ups
+	Tick   time.Duration // coarse pacing's grid of wake-ups; 0 for precise
 
 	Duration    time.Duration // closed model: no request starts after it; 0 means no limit
 	MaxRequests int64         // across all users; 0 means no limit
@@ -52,15 +54,14 @@ type Config struct {
 type Pacing int
 
 const (
-	// Precise wakes at each arrival through a high-resolution timer, so a
-	// request leaves within tens of microseconds of its slot. It costs one
-	// wake-up of the generator per arrival.
+	// Precise wakes at each arrival's slot through a high-resolution
+	// timer, so a request leaves within tens of microseconds of it. It
+	// costs one wake-up of the generator per arrival.
 	Precise Pacing = iota
 	// Coarse wakes on a grid of ticks and sends, in each, every arrival
 	// whose slot has come: a request leaves up to a tick late (counted in
-	// latency and shown as schedule lag), and responses are timed by the
-	// kernel's receive stamps, so one wake-up serves many requests. Plain
-	// HTTP only. See coarseLoop.
+	// latency and shown as schedule lag), and one wake-up serves many
+	// requests. Plain HTTP only. See rawLoop.
 	Coarse
 )
 
@@ -112,7 +113,7 @@ type Engine struct {
 	names   metrics.Names
 	agg     *metrics.Aggregator
 
-	// Coarse pacing dials raw sockets.
+	// The open model over plain HTTP dials raw sockets: see rawLoop.
 	rawAddr   unix.Sockaddr
 	rawFamily int
 
@@ -170,6 +171,8 @@ func New(cfg Config) (*Engine, error) {
 		if cfg.Tick <= 0 {
 			return nil, errors.New("coarse pacing needs a positive tick")
 		}
+	}
+	if cfg.Pacer != nil && !isTLS {
 		if e.rawAddr, e.rawFamily, err = resolveRaw(addr); err != nil {
 			return nil, err
 		}
@@ -194,6 +197,10 @@ func New(cfg Config) (*Engine, error) {
 		DisablePathNormalizing:    true,
 		ReadBufferSize:            16 << 10,
 		MaxResponseBodySize:       1 << 30,
+	}
+	if cfg.Insecure {
+		// Asked for explicitly, for self-signed test servers.
+		e.client.TLSConfig = &tls.Config{InsecureSkipVerify: true}
 	}
 	e.agg = metrics.NewAggregator(&e.names)
 	return e, nil
@@ -251,10 +258,10 @@ func (e *Engine) TargetNames() []string {
 func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error) {
 	e.base = time.Now()
 	e.baseUnix = e.base.UnixNano()
-	var coarse *coarseLoop
-	if e.cfg.Pacer != nil && e.cfg.Pacing == Coarse {
+	var raw *rawLoop
+	if e.rawAddr != nil {
 		var err error
-		if coarse, err = e.newCoarseLoop(); err != nil {
+		if raw, err = e.newRawLoop(); err != nil {
 			return metrics.Summary{}, err
 		}
 	}
@@ -273,8 +280,8 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 	var unsent int64
 	var window time.Duration
 	switch {
-	case coarse != nil:
-		unsent, window = e.runCoarse(ctx, coarse)
+	case raw != nil:
+		unsent, window = e.runRaw(ctx, raw)
 	case e.cfg.Pacer != nil:
 		ws = e.newWorkers(e.cfg.Connections)
 		unsent, window = e.runOpen(ctx, ws, &wg)
@@ -362,9 +369,9 @@ func (e *Engine) runClosed(ctx context.Context, ws []*worker, wg *sync.WaitGroup
 	}
 }
 
-// runOpen dispatches arrivals from the pacer to connection workers. It
-// returns how many scheduled requests were never sent and how long sending
-// took.
+// runOpen dispatches arrivals from the pacer to connection workers, which
+// speak TLS where the raw loop cannot. It returns how many scheduled
+// requests were never sent and how long sending took.
 func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) (unsent int64, window time.Duration) {
 	tickets := make(chan ticket)
 	for _, w := range ws {

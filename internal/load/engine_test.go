@@ -397,3 +397,28 @@ func TestNewRejects(t *testing.T) {
 		})
 	}
 }
+
+// https goes through fasthttp's client, which the raw loop cannot replace;
+// an unverifiable certificate is a counted error unless asked to accept it.
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") }))
+	t.Cleanup(srv.Close)
+	target := []Target{{URL: srv.URL, ExpectBody: []byte("hello")}}
+	tests := []struct {
+		name      string
+		cfg       Config
+		successes int64
+	}{
+		{"open model", Config{Targets: target, Connections: 4, Insecure: true, Pacer: constant(t, 200, 500*time.Millisecond)}, 100},
+		{"closed model", Config{Targets: target, Users: 2, Insecure: true, Iterations: 50}, 100},
+		{"certificate not trusted", Config{Targets: target, Users: 2, Iterations: 5}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := run(t, tt.cfg, Options{})
+			if s.Requests == 0 || s.Successes != tt.successes {
+				t.Fatalf("requests %d successes %d errors %v, want %d successes", s.Requests, s.Successes, s.Errors, tt.successes)
+			}
+		})
+	}
+}

@@ -27,6 +27,7 @@ type Spec struct {
 	Requests    int64
 	Iterations  int
 	Timeout     time.Duration // default 30 s
+	Insecure    bool          // see Config.Insecure
 	Targets     []Target
 	TagHeader   string // see Config.TagHeader
 }
@@ -60,6 +61,7 @@ func (s Spec) Config() (Config, error) {
 		Targets:     s.Targets,
 		Connections: s.Connections,
 		Timeout:     s.Timeout,
+		Insecure:    s.Insecure,
 		Duration:    s.Duration,
 		MaxRequests: s.Requests,
 		Iterations:  s.Iterations,

@@ -16,22 +16,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Coarse pacing is the open model for high rates. Waking an idle process
-// costs tens of microseconds of CPU on a virtual machine (25-30 µs on the
+// rawLoop is the open model over plain HTTP. Waking an idle process costs
+// tens of microseconds of CPU on a virtual machine (25-30 µs on the
 // machines msbench was built on), more than a busy generator spends on a
-// whole request; precise pacing pays one wake per arrival and one per
-// response. This loop pays one per tick, however many requests the tick
-// serves:
+// whole request, so the loop is built to wake as little as the pacing
+// allows:
 //
 //   - It owns every connection as a raw non-blocking socket outside Go's
 //     netpoller, so an arriving response does not wake it.
 //   - The kernel stamps each response's arrival (SO_TIMESTAMPNS), so
-//     reading it up to a tick later does not change the latency measured.
-//   - A request leaves at the first tick at or after its slot. That lag is
-//     real: it is counted in the corrected latency and in schedule lag.
+//     reading it at the next wake does not change the latency measured.
+//   - Precise pacing (tick 0) wakes at each arrival's slot. Coarse pacing
+//     wakes on a grid of ticks and sends every arrival due: a request
+//     leaves up to a tick late, which is real lag, counted in the corrected
+//     latency and in schedule lag.
 //   - When every connection is busy and arrivals wait, it waits on the
-//     sockets instead, so the tick never caps the throughput.
-type coarseLoop struct {
+//     sockets instead, so no pacing caps the throughput.
+type rawLoop struct {
 	e      *Engine
 	w      *worker // the record batch, response and Server-Timing buffers
 	tick   int64
@@ -76,7 +77,7 @@ type rawConn struct {
 // readChunk is the least free space a read offers the kernel.
 const readChunk = 16 << 10
 
-// resolveRaw turns host:port into the socket address the coarse loop dials.
+// resolveRaw turns host:port into the socket address the raw loop dials.
 func resolveRaw(addr string) (unix.Sockaddr, int, error) {
 	ta, err := net.ResolveTCPAddr("tcp", addr)
 	if err != nil {
@@ -88,8 +89,8 @@ func resolveRaw(addr string) (unix.Sockaddr, int, error) {
 	return &unix.SockaddrInet6{Port: ta.Port, Addr: [16]byte(ta.IP.To16())}, unix.AF_INET6, nil
 }
 
-// newCoarseLoop needs e.base set.
-func (e *Engine) newCoarseLoop() (*coarseLoop, error) {
+// newRawLoop needs e.base set.
+func (e *Engine) newRawLoop() (*rawLoop, error) {
 	mono, err := monoAt(e.base)
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func (e *Engine) newCoarseLoop() (*coarseLoop, error) {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	n := e.cfg.Connections
-	l := &coarseLoop{
+	l := &rawLoop{
 		e:      e,
 		w:      e.newWorker(0),
 		tick:   int64(e.cfg.Tick),
@@ -119,8 +120,8 @@ func (e *Engine) newCoarseLoop() (*coarseLoop, error) {
 	return l, nil
 }
 
-// runCoarse is runOpen for coarse pacing; see coarseLoop.
-func (e *Engine) runCoarse(ctx context.Context, l *coarseLoop) (unsent int64, window time.Duration) {
+// runRaw is the open model over plain HTTP; see rawLoop.
+func (e *Engine) runRaw(ctx context.Context, l *rawLoop) (unsent int64, window time.Duration) {
 	defer l.close()
 	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
 	defer cancel()
@@ -128,9 +129,8 @@ func (e *Engine) runCoarse(ctx context.Context, l *coarseLoop) (unsent int64, wi
 	next, more := p.Next()
 	for {
 		now := l.clock()
-		l.poll(0)
-		// An arrival that finds every connection busy waits here with its
-		// intended time, and the schedule behind it is not read yet.
+		// Sends first, answers after: what arrived since the last wake is
+		// timed already, and reading it first would delay the sends.
 		waiting := false
 		for ; more && int64(next) <= now; next, more = p.Next() {
 			if e.cfg.MaxRequests > 0 && e.seq.Load() >= e.cfg.MaxRequests {
@@ -139,11 +139,18 @@ func (e *Engine) runCoarse(ctx context.Context, l *coarseLoop) (unsent int64, wi
 			}
 			i, ok := l.free()
 			if !ok {
-				waiting = true
-				break
+				// The answers that came in may have freed one.
+				l.poll(0)
+				if i, ok = l.free(); !ok {
+					// The arrival waits with its intended time, and the
+					// schedule behind it is not read yet.
+					waiting = true
+					break
+				}
 			}
 			l.send(i, ticket{seq: uint64(e.seq.Add(1) - 1), intended: e.baseUnix + int64(next)})
 		}
+		l.poll(0)
 		if !more {
 			window = time.Since(e.base)
 			break
@@ -166,9 +173,14 @@ func (e *Engine) runCoarse(ctx context.Context, l *coarseLoop) (unsent int64, wi
 			l.poll(l.tickMs())
 			continue
 		}
-		wake := min(ceilTo(int64(next), l.tick), now+int64(maxSleep))
-		if l.busy > 0 {
-			wake = min(wake, now/l.tick*l.tick+l.tick)
+		wake := min(int64(next), now+int64(maxSleep))
+		if l.tick > 0 {
+			wake = ceilTo(wake, l.tick)
+			if l.busy > 0 {
+				// Collect on the grid too, freeing connections; precise
+				// pacing collects at the next arrival.
+				wake = min(wake, now/l.tick*l.tick+l.tick)
+			}
 		}
 		l.sleep(wake)
 	}
@@ -188,7 +200,7 @@ const maxSleep = 20 * time.Millisecond
 // is for. The cost is that nothing else runs on this goroutine's P while it
 // sleeps, so the loop yields at every wake; a preemption or a collection
 // signals the thread, which ends the call early.
-func (l *coarseLoop) sleep(offset int64) {
+func (l *rawLoop) sleep(offset int64) {
 	// Loop until Go's clock agrees: a request sent early would make its
 	// latency look shorter than it was.
 	for l.clock() < offset {
@@ -201,14 +213,14 @@ func (l *coarseLoop) sleep(offset int64) {
 }
 
 // tickMs is the tick as an epoll timeout, which counts milliseconds.
-func (l *coarseLoop) tickMs() int {
+func (l *rawLoop) tickMs() int {
 	return int(max(1, (l.tick+int64(time.Millisecond)-1)/int64(time.Millisecond)))
 }
 
 // clock returns ns since base and refreshes the offset that places the
 // kernel's wall-clock arrival stamps on the engine's monotonic timeline;
 // refreshing each wake keeps NTP slewing out of the latencies.
-func (l *coarseLoop) clock() int64 {
+func (l *rawLoop) clock() int64 {
 	t := time.Now()
 	since := int64(t.Sub(l.e.base))
 	l.wall = t.UnixNano() - (l.e.baseUnix + since)
@@ -217,7 +229,7 @@ func (l *coarseLoop) clock() int64 {
 
 // drain waits for the requests still in flight, as precise pacing waits
 // for its senders; the timeout bounds each.
-func (l *coarseLoop) drain() {
+func (l *rawLoop) drain() {
 	for l.busy > 0 {
 		l.clock()
 		l.poll(l.tickMs())
@@ -225,7 +237,7 @@ func (l *coarseLoop) drain() {
 	}
 }
 
-func (l *coarseLoop) close() {
+func (l *rawLoop) close() {
 	for i := range l.conns {
 		if l.conns[i].fd >= 0 {
 			unix.Close(l.conns[i].fd)
@@ -238,7 +250,7 @@ func (l *coarseLoop) close() {
 
 // free pops a connection for the next request: an open idle one if any,
 // else one to open.
-func (l *coarseLoop) free() (int, bool) {
+func (l *rawLoop) free() (int, bool) {
 	for len(l.idle) > 0 {
 		i := l.idle[len(l.idle)-1]
 		l.idle = l.idle[:len(l.idle)-1]
@@ -256,7 +268,7 @@ func (l *coarseLoop) free() (int, bool) {
 	return 0, false
 }
 
-func (l *coarseLoop) send(i int, t ticket) {
+func (l *rawLoop) send(i int, t ticket) {
 	c := &l.conns[i]
 	c.t, c.target = t, l.e.mix.pick(t.seq)
 	c.out = l.e.targets[c.target].wire
@@ -277,7 +289,7 @@ func (l *coarseLoop) send(i int, t ticket) {
 	l.write(i)
 }
 
-func (l *coarseLoop) dial(i int) error {
+func (l *rawLoop) dial(i int) error {
 	c := &l.conns[i]
 	fd, err := unix.Socket(l.e.rawFamily, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -305,7 +317,7 @@ func (l *coarseLoop) dial(i int) error {
 
 // write sends what the kernel takes; the rest goes when the socket is
 // writable again.
-func (l *coarseLoop) write(i int) {
+func (l *rawLoop) write(i int) {
 	c := &l.conns[i]
 	for len(c.out) > 0 {
 		n, err := unix.Write(c.fd, c.out)
@@ -323,7 +335,7 @@ func (l *coarseLoop) write(i int) {
 	}
 }
 
-func (l *coarseLoop) watch(i int, events uint32) {
+func (l *rawLoop) watch(i int, events uint32) {
 	c := &l.conns[i]
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: int32(i)}); err != nil {
 		l.fail(i, os.NewSyscallError("epoll_ctl", err))
@@ -332,7 +344,7 @@ func (l *coarseLoop) watch(i int, events uint32) {
 
 // poll handles what the sockets have to say, waiting up to ms for the
 // first event, then expires requests past their timeout.
-func (l *coarseLoop) poll(ms int) {
+func (l *rawLoop) poll(ms int) {
 	// Raw for the reason sleep is.
 	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
 	n := int(r)
@@ -370,7 +382,7 @@ func (l *coarseLoop) poll(ms int) {
 	}
 }
 
-func (l *coarseLoop) connected(i int) {
+func (l *rawLoop) connected(i int) {
 	c := &l.conns[i]
 	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	if err == nil && soErr != 0 {
@@ -391,7 +403,7 @@ func (l *coarseLoop) connected(i int) {
 // read takes one read's worth, then tries to parse a whole response. One
 // read per readiness saves the call that would only say "no more": epoll
 // is level-triggered, so whatever is left is reported again.
-func (l *coarseLoop) read(i int) {
+func (l *rawLoop) read(i int) {
 	c := &l.conns[i]
 	if cap(c.in)-len(c.in) < readChunk {
 		c.in = append(c.in[:cap(c.in)], make([]byte, readChunk)...)[:len(c.in)]
@@ -425,7 +437,7 @@ func (l *coarseLoop) read(i int) {
 	l.parse(i)
 }
 
-func (l *coarseLoop) recvmsg(fd int, p []byte) (n, oobn int, err error) {
+func (l *rawLoop) recvmsg(fd int, p []byte) (n, oobn int, err error) {
 	l.iov.Base = &p[0]
 	l.iov.SetLen(len(p))
 	l.msg.Iov = &l.iov
@@ -440,7 +452,7 @@ func (l *coarseLoop) recvmsg(fd int, p []byte) (n, oobn int, err error) {
 }
 
 // parse completes the request if its whole response has arrived.
-func (l *coarseLoop) parse(i int) {
+func (l *rawLoop) parse(i int) {
 	c := &l.conns[i]
 	resp := l.w.resp
 	resp.SkipBody = l.e.targets[c.target].head
@@ -468,7 +480,7 @@ func (l *coarseLoop) parse(i int) {
 }
 
 // fail ends the connection's request, if any, with err and closes it.
-func (l *coarseLoop) fail(i int, err error) {
+func (l *rawLoop) fail(i int, err error) {
 	c := &l.conns[i]
 	if c.state == connBusy {
 		l.w.store(uint32(i), c.t.seq, c.target, c.t.intended, c.sent, l.e.now(), err)
@@ -478,7 +490,7 @@ func (l *coarseLoop) fail(i int, err error) {
 }
 
 // shut closes the connection; the next request on it reconnects.
-func (l *coarseLoop) shut(i int) {
+func (l *rawLoop) shut(i int) {
 	c := &l.conns[i]
 	if c.state == connClosed {
 		return
