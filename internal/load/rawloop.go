@@ -78,8 +78,13 @@ type rawConn struct {
 const readChunk = 16 << 10
 
 // resolveRaw turns host:port into the socket address the raw loop dials.
+// IPv4 first, as fasthttp's dialer does for https, so that "localhost"
+// reaches a server on 127.0.0.1 whichever pacing sends.
 func resolveRaw(addr string) (unix.Sockaddr, int, error) {
-	ta, err := net.ResolveTCPAddr("tcp", addr)
+	ta, err := net.ResolveTCPAddr("tcp4", addr)
+	if err != nil {
+		ta, err = net.ResolveTCPAddr("tcp", addr)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("resolve %s: %w", addr, err)
 	}

@@ -163,3 +163,15 @@ func TestCoarseMalformedResponseIsAnError(t *testing.T) {
 		t.Fatalf("requests %d successes %d errors %v, want 10 failed", s.Requests, s.Successes, s.Errors)
 	}
 }
+
+func TestRawLoopResolvesHostNames(t *testing.T) {
+	srv := okServer(t, nil)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run(t, Config{Targets: []Target{{URL: "http://localhost:" + port + "/"}}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, Options{})
+	if s.Successes != 10 {
+		t.Fatalf("successes %d errors %v, want 10", s.Successes, s.Errors)
+	}
+}
