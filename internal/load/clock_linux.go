@@ -75,9 +75,10 @@ func (a *alarm) sleepUntil(ctx context.Context, offset int64) bool {
 	return ctx.Err() == nil
 }
 
-// fallback is a coarse sleep, used only if the timerfd misbehaves.
+// fallback is a millisecond-grained sleep, used only if the timerfd
+// misbehaves.
 func (a *alarm) fallback(ctx context.Context, offset int64) bool {
-	return sleepCoarse(ctx, a.base, offset)
+	return sleepOnGoTimer(ctx, a.base, offset)
 }
 
 // interrupt makes a blocked sleepUntil return; used on cancellation.

@@ -389,15 +389,12 @@ func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) 
 	// server stretch the run without bound.
 	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
 	defer cancel()
-	var alarm *alarm
-	if e.cfg.Pacing == Precise {
-		var err error
-		if alarm, err = newAlarm(e.base); err == nil {
-			defer alarm.close()
-			defer context.AfterFunc(hard, alarm.interrupt)()
-		} else {
-			alarm = nil
-		}
+	alarm, err := newAlarm(e.base)
+	if err == nil {
+		defer alarm.close()
+		defer context.AfterFunc(hard, alarm.interrupt)()
+	} else {
+		alarm = nil
 	}
 	p := e.cfg.Pacer
 	for {
@@ -407,19 +404,23 @@ func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) 
 		}
 		t := ticket{seq: uint64(e.seq.Load()), intended: e.baseUnix + int64(off)}
 		if !e.waitUntil(hard, alarm, int64(off)) || !handOff(hard, tickets, t) {
-			window = time.Since(e.base)
-			for unsent = 1; ; unsent++ {
-				if _, ok := p.Next(); !ok {
-					break
-				}
-			}
-			if e.cfg.MaxRequests > 0 {
-				unsent = min(unsent, e.cfg.MaxRequests-e.seq.Load())
-			}
-			return unsent, window
+			return e.unsent(), time.Since(e.base)
 		}
 		e.seq.Add(1)
 	}
+}
+
+// unsent counts, when a run is cut short, the arrival in hand and the rest
+// of the schedule, within MaxRequests.
+func (e *Engine) unsent() int64 {
+	n := int64(1)
+	for _, more := e.cfg.Pacer.Next(); more; _, more = e.cfg.Pacer.Next() {
+		n++
+	}
+	if e.cfg.MaxRequests > 0 {
+		n = min(n, e.cfg.MaxRequests-e.seq.Load())
+	}
+	return n
 }
 
 // handOff gives a ticket to the next free connection, waiting for one when
@@ -437,12 +438,12 @@ func (e *Engine) waitUntil(ctx context.Context, a *alarm, offset int64) bool {
 	if a != nil {
 		return a.sleepUntil(ctx, offset)
 	}
-	return sleepCoarse(ctx, e.base, offset)
+	return sleepOnGoTimer(ctx, e.base, offset)
 }
 
-// sleepCoarse waits on a Go timer until offset (ns since base) or until ctx
+// sleepOnGoTimer waits on a Go timer until offset (ns since base) or until ctx
 // ends; false means ctx ended first.
-func sleepCoarse(ctx context.Context, base time.Time, offset int64) bool {
+func sleepOnGoTimer(ctx context.Context, base time.Time, offset int64) bool {
 	d := time.Duration(offset) - time.Since(base)
 	if d <= 0 {
 		return ctx.Err() == nil

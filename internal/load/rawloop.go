@@ -41,6 +41,7 @@ type rawLoop struct {
 	idle   []int // connections ready for a request, most recent last
 	closed []int // connections never opened or closed since
 	busy   int
+	expiry int64 // unix ns when the first request in flight may time out
 	dials  int   // connections waiting for the handshake
 	mono   int64 // CLOCK_MONOTONIC at base, for sleep
 	events []unix.EpollEvent
@@ -128,6 +129,8 @@ func (e *Engine) newRawLoop() (*rawLoop, error) {
 // runRaw is the open model over plain HTTP; see rawLoop.
 func (e *Engine) runRaw(ctx context.Context, l *rawLoop) (unsent int64, window time.Duration) {
 	defer l.close()
+	// Whichever way the schedule ends, what is in flight is waited for.
+	defer l.drain()
 	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
 	defer cancel()
 	p := e.cfg.Pacer
@@ -155,20 +158,15 @@ func (e *Engine) runRaw(ctx context.Context, l *rawLoop) (unsent int64, window t
 			}
 			l.send(i, ticket{seq: uint64(e.seq.Add(1) - 1), intended: e.baseUnix + int64(next)})
 		}
-		l.poll(0)
+		if !waiting {
+			l.poll(0)
+		}
+		l.expire()
 		if !more {
-			window = time.Since(e.base)
-			break
+			return 0, time.Since(e.base)
 		}
 		if hard.Err() != nil {
-			window = time.Since(e.base)
-			for ; more; _, more = p.Next() {
-				unsent++
-			}
-			if e.cfg.MaxRequests > 0 {
-				unsent = min(unsent, e.cfg.MaxRequests-e.seq.Load())
-			}
-			break
+			return e.unsent(), time.Since(e.base)
 		}
 		// Let the collector, timers and signal handling run: see sleep.
 		runtime.Gosched()
@@ -189,8 +187,6 @@ func (e *Engine) runRaw(ctx context.Context, l *rawLoop) (unsent int64, window t
 		}
 		l.sleep(wake)
 	}
-	l.drain()
-	return unsent, window
 }
 
 func ceilTo(x, step int64) int64 { return (x + step - 1) / step * step }
@@ -238,6 +234,7 @@ func (l *rawLoop) drain() {
 	for l.busy > 0 {
 		l.clock()
 		l.poll(l.tickMs())
+		l.expire()
 		runtime.Gosched()
 	}
 }
@@ -279,6 +276,9 @@ func (l *rawLoop) send(i int, t ticket) {
 	c.out = l.e.targets[c.target].wire
 	c.in, c.rx, c.eof = c.in[:0], 0, false
 	c.sent = l.e.now()
+	if l.busy == 0 {
+		l.expiry = c.sent + int64(l.e.cfg.Timeout)
+	}
 	wasClosed := c.state == connClosed
 	c.state = connBusy
 	l.busy++
@@ -348,7 +348,7 @@ func (l *rawLoop) watch(i int, events uint32) {
 }
 
 // poll handles what the sockets have to say, waiting up to ms for the
-// first event, then expires requests past their timeout.
+// first event.
 func (l *rawLoop) poll(ms int) {
 	// Raw for the reason sleep is.
 	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
@@ -376,13 +376,26 @@ func (l *rawLoop) poll(ms int) {
 			}
 		}
 	}
-	if l.busy == 0 {
+}
+
+// expire ends the requests past their timeout. It looks at the connections
+// only once the earliest one may have expired, not at every wake.
+func (l *rawLoop) expire() {
+	now := l.e.now()
+	if l.busy == 0 || now < l.expiry {
 		return
 	}
-	now := l.e.now()
+	timeout := int64(l.e.cfg.Timeout)
+	l.expiry = now + timeout
 	for i := range l.conns {
-		if c := &l.conns[i]; c.state == connBusy && now-c.sent >= int64(l.e.cfg.Timeout) {
+		c := &l.conns[i]
+		if c.state != connBusy {
+			continue
+		}
+		if now-c.sent >= timeout {
 			l.fail(i, os.ErrDeadlineExceeded)
+		} else {
+			l.expiry = min(l.expiry, c.sent+timeout)
 		}
 	}
 }

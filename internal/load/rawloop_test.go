@@ -12,8 +12,7 @@ import (
 	"time"
 )
 
-func coarse(t *testing.T, cfg Config, tick time.Duration) Config {
-	t.Helper()
+func coarse(cfg Config, tick time.Duration) Config {
 	cfg.Pacing, cfg.Tick = Coarse, tick
 	return cfg
 }
@@ -26,7 +25,7 @@ func TestCoarseTimesResponsesByArrivalNotByRead(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	})
 	const tick = 50 * time.Millisecond
-	s := run(t, coarse(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Pacer: constant(t, 20, time.Second)}, tick), Options{})
+	s := run(t, coarse(Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Pacer: constant(t, 20, time.Second)}, tick), Options{})
 	if s.Successes != 20 {
 		t.Fatalf("successes %d errors %v, want 20", s.Successes, s.Errors)
 	}
@@ -43,7 +42,7 @@ func TestCoarseTimesResponsesByArrivalNotByRead(t *testing.T) {
 // one connection must carry far more than one request per tick.
 func TestCoarseBusyConnectionsDoNotCapTheRate(t *testing.T) {
 	srv := okServer(t, nil)
-	s := run(t, coarse(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 1, Pacer: constant(t, 1000, 500*time.Millisecond)}, 25*time.Millisecond), Options{})
+	s := run(t, coarse(Config{Targets: []Target{{URL: srv.URL}}, Connections: 1, Pacer: constant(t, 1000, 500*time.Millisecond)}, 25*time.Millisecond), Options{})
 	if s.Requests != 500 || s.Successes != 500 || s.Unsent != 0 {
 		t.Fatalf("requests %d successes %d unsent %d, want 500 sent and answered", s.Requests, s.Successes, s.Unsent)
 	}
@@ -91,7 +90,7 @@ func TestCoarseReadsEveryResponseShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := run(t, coarse(t, Config{Targets: []Target{tt.target}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, DefaultTick), Options{})
+			s := run(t, coarse(Config{Targets: []Target{tt.target}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, DefaultTick), Options{})
 			if s.Requests != 10 || s.Successes != 10 {
 				t.Fatalf("requests %d successes %d errors %v, want 10 answered", s.Requests, s.Successes, s.Errors)
 			}
@@ -120,7 +119,7 @@ func TestCoarseTimeoutIsAnErrorWithLatencyTimeout(t *testing.T) {
 		}
 	})
 	defer close(release)
-	s := run(t, coarse(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Timeout: 150 * time.Millisecond, Pacer: constant(t, 20, 200*time.Millisecond)}, DefaultTick), Options{})
+	s := run(t, coarse(Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Timeout: 150 * time.Millisecond, Pacer: constant(t, 20, 200*time.Millisecond)}, DefaultTick), Options{})
 	if s.Requests != 4 || s.Errors["timeout"] != 4 {
 		t.Fatalf("requests %d errors %v, want 4 timeouts", s.Requests, s.Errors)
 	}
@@ -158,7 +157,7 @@ func TestCoarseMalformedResponseIsAnError(t *testing.T) {
 			}()
 		}
 	}()
-	s := run(t, coarse(t, Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, DefaultTick), Options{})
+	s := run(t, coarse(Config{Targets: []Target{{URL: "http://" + ln.Addr().String() + "/"}}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, DefaultTick), Options{})
 	if s.Requests != 10 || s.Successes != 0 || len(s.Errors) == 0 {
 		t.Fatalf("requests %d successes %d errors %v, want 10 failed", s.Requests, s.Successes, s.Errors)
 	}

@@ -120,7 +120,7 @@ func ValidateURL(raw string) (*url.URL, error) {
 }
 
 // prepared is a target turned into a reusable fasthttp request, and into
-// the bytes it sends for coarse pacing's raw connections.
+// the bytes the raw loop sends.
 type prepared struct {
 	req          *fasthttp.Request
 	wire         []byte
@@ -151,7 +151,7 @@ func prepare(t Target) (prepared, error) {
 	if len(t.Body) > 0 {
 		req.SetBody(t.Body)
 	}
-	// As fasthttp's client would add it, so that both pacings send the
+	// As fasthttp's client would add it, so that the raw loop sends the
 	// same bytes.
 	if len(req.Header.UserAgent()) == 0 {
 		req.Header.SetUserAgent("msbench")
