@@ -112,6 +112,11 @@ type Engine struct {
 	mix     mix
 	names   metrics.Names
 	agg     *metrics.Aggregator
+	// gate queues users when there are more than connections. fasthttp's
+	// own wait for a connection can miss a wake-up and time a request out
+	// beside an idle connection (valyala/fasthttp#2391), which would count
+	// as the server's timeout.
+	gate chan struct{}
 
 	// The open model over plain HTTP dials raw sockets: see rawLoop.
 	rawAddr   unix.Sockaddr
@@ -201,6 +206,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Insecure {
 		// Asked for explicitly, for self-signed test servers.
 		e.client.TLSConfig = &tls.Config{InsecureSkipVerify: true}
+	}
+	if cfg.Pacer == nil && cfg.Users > cfg.Connections {
+		e.gate = make(chan struct{}, cfg.Connections)
 	}
 	e.agg = metrics.NewAggregator(&e.names)
 	return e, nil

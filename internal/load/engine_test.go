@@ -78,7 +78,7 @@ func TestClosedModelCounts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := run(t, tt.cfg, Options{})
 			if s.Requests != tt.want || s.Successes != tt.want {
-				t.Fatalf("requests %d, successes %d, want %d", s.Requests, s.Successes, tt.want)
+				t.Fatalf("requests %d, successes %d, want %d; errors %v", s.Requests, s.Successes, tt.want, s.Errors)
 			}
 			if s.Model != "closed" || !s.Valid {
 				t.Fatalf("model %q valid %v", s.Model, s.Valid)

@@ -114,7 +114,15 @@ func (w *worker) hit(seq uint64, intended int64) {
 	e := w.e
 	ti := e.mix.pick(seq)
 	sent := e.now()
-	err := e.client.DoTimeout(w.reqs[ti], w.resp, e.cfg.Timeout)
+	timeout := e.cfg.Timeout
+	if e.gate != nil {
+		e.gate <- struct{}{}
+		timeout -= time.Duration(e.now() - sent)
+	}
+	err := e.client.DoTimeout(w.reqs[ti], w.resp, timeout)
+	if e.gate != nil {
+		<-e.gate
+	}
 	w.store(w.id, seq, ti, intended, sent, e.now(), err)
 }
 
