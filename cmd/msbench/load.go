@@ -27,6 +27,7 @@ type loadFlags struct {
 	requests     int64
 	iterations   int
 	rate         float64
+	rateSet      bool // -r 0 is a mistake to report, not the closed model
 	stages       string
 	arrivals     string
 	pacing       string
@@ -41,6 +42,7 @@ type loadFlags struct {
 	timeout      time.Duration
 	expectStatus string
 	expectBody   string
+	minSuccess   string
 	out          string
 	json         bool
 	quiet        bool
@@ -65,10 +67,15 @@ connection is busy, arrivals wait with their intended time; none is dropped.
 A run that achieves under 95% of the asked rate is marked invalid.
 
 Every load is bounded: without --duration, --requests or --iterations it runs
-for 10 s.
+for 10 s. In the open model --duration bounds the sending in wall time whatever
+the rate: arrivals not sent by then are counted as unsent (and the run invalid).
 
-Exit status: 0 done, 1 failure (e.g. records not written), 2 bad usage,
-130 interrupted (what was measured is still summarised and saved).`,
+A run in which fewer requests succeeded than --min-success (default 1%) is
+invalid: a refused port or a wrong URL measures the failure, not the server.
+
+Exit status: 0 done, 1 failure (records not written, or the success rate under
+--min-success), 2 bad usage, 130 interrupted (what was measured is still
+summarised and saved).`,
 		Example: `  msbench load -u 50 -d 30s http://127.0.0.1:8080/
   msbench load -r 1000 -d 1m --arrivals poisson -c 100 http://127.0.0.1:8080/api
   msbench load --stages 30s:500,1m:500,30s:0 http://127.0.0.1:8080/
@@ -104,6 +111,7 @@ Exit status: 0 done, 1 failure (e.g. records not written), 2 bad usage,
 	fl.BoolVarP(&f.insecure, "insecure", "k", false, "https: accept any server certificate (self-signed test servers)")
 	fl.StringVar(&f.expectStatus, "expect-status", "2xx", "status codes that count as success, e.g. 200,201 or 200-299 or 2xx,304")
 	fl.StringVar(&f.expectBody, "expect-body", "", "a success must contain this substring")
+	fl.StringVar(&f.minSuccess, "min-success", "1%", "the run is invalid, and msbench exits 1, when fewer requests succeed: a share (0.5) or a percentage (50%); 0 accepts any")
 	fl.StringVar(&f.out, "out", "", "directory for records.parquet (every request) and summary.json")
 	fl.BoolVar(&f.json, "json", false, "print summary.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
@@ -111,6 +119,7 @@ Exit status: 0 done, 1 failure (e.g. records not written), 2 bad usage,
 }
 
 func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
+	f.rateSet = cmd.Flags().Changed("rate")
 	cfg, err := f.config(rawURL)
 	if err != nil {
 		return err
@@ -164,6 +173,9 @@ func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
+	if !summary.SuccessRateOK {
+		return fmt.Errorf("%d of %d requests succeeded, under --min-success %s (the errors are in the summary)", summary.Successes, summary.Requests, f.minSuccess)
+	}
 	return nil
 }
 
@@ -184,7 +196,7 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		return load.Config{}, err
 	}
 	spec := load.Spec{
-		Open:        f.rate != 0 || f.stages != "",
+		Open:        f.rateSet || f.stages != "",
 		Users:       f.users,
 		Rate:        f.rate,
 		Seed:        f.seed,
@@ -197,6 +209,11 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		Insecure:    f.insecure,
 		Targets:     []load.Target{target},
 	}
+	minSuccess, err := parseShare(f.minSuccess)
+	if err != nil {
+		return load.Config{}, usagef("--min-success %q: %v", f.minSuccess, err)
+	}
+	spec.MinSuccess = &minSuccess
 	switch f.arrivals {
 	case "uniform":
 		spec.Arrivals = pacer.Uniform
@@ -288,6 +305,22 @@ func parseStages(s string) ([]pacer.Stage, error) {
 		out = append(out, pacer.Stage{Duration: dur, Target: rate})
 	}
 	return out, nil
+}
+
+// parseShare reads a share of the whole as 0.25 or 25%.
+func parseShare(s string) (float64, error) {
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, errors.New("want a share such as 0.01 or a percentage such as 1%")
+	}
+	if pct {
+		v /= 100
+	}
+	if !(v >= 0 && v <= 1) {
+		return 0, errors.New("must lie between 0 and 1 (0% and 100%)")
+	}
+	return v, nil
 }
 
 func parseThink(s string) (load.Think, error) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBadUsageIsOneLineAndExit2(t *testing.T) {
@@ -27,6 +28,10 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"unknown flag", []string{"load", "--bogus", "http://127.0.0.1/"}, "unknown flag: --bogus"},
 		{"bad duration", []string{"load", "-d", "soon", "http://127.0.0.1/"}, "invalid argument"},
 		{"negative rate", []string{"load", "-r", "-5", "http://127.0.0.1/"}, "rate must be a positive number"},
+		{"zero rate", []string{"load", "-r", "0", "http://127.0.0.1/"}, "rate of 0 sends nothing"},
+		{"impossible rate", []string{"load", "-r", "1e12", "-d", "1s", "http://127.0.0.1/"}, "beyond what one machine can send"},
+		{"impossible stage", []string{"load", "--stages", "1s:1e9", "http://127.0.0.1/"}, "beyond what one machine can send"},
+		{"bad min-success", []string{"load", "--min-success", "150%", "http://127.0.0.1/"}, "--min-success"},
 		{"both models", []string{"load", "-u", "5", "-r", "10", "http://127.0.0.1/"}, "choose one"},
 		{"think in open model", []string{"load", "-r", "10", "--think", "1s", "http://127.0.0.1/"}, "closed model only"},
 		{"stages and duration", []string{"load", "--stages", "1s:5", "-d", "1s", "http://127.0.0.1/"}, "stages set the duration"},
@@ -130,5 +135,105 @@ func TestLoadWritesRecordsAndJSON(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The open model's duration bounds the run in wall time, whatever the rate
+// and however many connections are stuck, and a cancel ends it at once.
+func TestOpenModelEndsOnTime(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stuck" {
+			<-block
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"highest rate, fast server", []string{"-r", "1e7", "-d", "1s", srv.URL + "/"}},
+		{"highest rate, coarse pacing", []string{"-r", "1e7", "-d", "1s", "--pacing", "coarse", srv.URL + "/"}},
+		{"stuck server", []string{"-r", "1e6", "-d", "1s", "-c", "4", "--timeout", "500ms", srv.URL + "/stuck"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			code := run(context.Background(), append([]string{"load", "-q", "--json", "--min-success", "0"}, tt.args...), &stdout, &stderr)
+			took := time.Since(start)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if took > 2*time.Second {
+				t.Fatalf("a 1-s load took %v", took)
+			}
+			var s struct {
+				Valid     bool  `json:"valid"`
+				Requests  int64 `json:"requests"`
+				Unsent    int64 `json:"unsent"`
+				Scheduled int64 `json:"scheduled"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Valid || s.Unsent == 0 || s.Scheduled != s.Requests+s.Unsent || s.Scheduled < 999_000 {
+				t.Fatalf("an unreachable rate must leave arrivals unsent and the run invalid: %+v", s)
+			}
+		})
+	}
+	t.Run("interrupted", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		code := run(ctx, []string{"load", "-q", "-r", "1e7", "-d", "1h", srv.URL + "/"}, &stdout, &stderr)
+		if took := time.Since(start); code != 130 || took > time.Second {
+			t.Fatalf("exit %d after %v, want 130 at once: %s", code, took, stderr.String())
+		}
+	})
+}
+
+// A load in which nothing succeeds did not measure the server: invalid,
+// and exit 1, unless the user accepts it.
+func TestLoadFailsUnderMinSuccess(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	refused := closed.URL
+	closed.Close()
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		valid bool
+	}{
+		{"every answer 503", []string{"-u", "2", "-n", "20", srv.URL}, 1, false},
+		{"refused port", []string{"-u", "2", "-n", "20", refused}, 1, false},
+		{"refused port, open model", []string{"-r", "50", "-d", "200ms", refused}, 1, false},
+		{"accepted by --min-success 0", []string{"-u", "2", "-n", "20", "--min-success", "0", srv.URL}, 0, true},
+		{"503 expected", []string{"-u", "2", "-n", "20", "--expect-status", "503", srv.URL}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"load", "-q", "--json", "--timeout", "1s"}, tt.args...), &stdout, &stderr)
+			var s struct {
+				Valid         bool `json:"valid"`
+				SuccessRateOK bool `json:"success_rate_ok"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+				t.Fatalf("exit %d, no summary: %v: %s", code, err, stderr.String())
+			}
+			if code != tt.code || s.Valid != tt.valid || s.SuccessRateOK != tt.valid {
+				t.Fatalf("exit %d, summary %+v; want exit %d, valid %v; stderr %q", code, s, tt.code, tt.valid, stderr.String())
+			}
+			if tt.code == 1 && !strings.Contains(stderr.String(), "--min-success") {
+				t.Fatalf("stderr %q does not say why", stderr.String())
+			}
+		})
 	}
 }

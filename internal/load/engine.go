@@ -48,6 +48,11 @@ type Config struct {
 	// each record, e.g. the data version a cache served, so that stale
 	// answers can be counted afterwards.
 	TagHeader string
+
+	// MinSuccess is the share of successful requests (0 to 1) under which
+	// the run is invalid: a load whose requests all failed measured the
+	// failure, not the server. 0 accepts any.
+	MinSuccess float64
 }
 
 // Pacing chooses how the open model waits for an arrival's time.
@@ -148,6 +153,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Timeout <= 0 {
 		return nil, errors.New("timeout must be positive")
+	}
+	if !(cfg.MinSuccess >= 0 && cfg.MinSuccess <= 1) {
+		return nil, fmt.Errorf("the minimum success rate %v must lie between 0 and 1", cfg.MinSuccess)
 	}
 	if cfg.Pacer == nil {
 		if cfg.Users < 1 {
@@ -392,10 +400,7 @@ func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) 
 		}()
 	}
 	defer close(tickets)
-	// Arrivals that cannot be sent within a timeout of their slot (every
-	// connection stuck) are counted as unsent rather than letting a dead
-	// server stretch the run without bound.
-	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
+	hard, cancel := e.sendWindow(ctx)
 	defer cancel()
 	alarm, err := newAlarm(e.base)
 	if err == nil {
@@ -419,17 +424,26 @@ func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) 
 }
 
 // unsent counts, when a run is cut short, the arrival in hand and the rest
-// of the schedule, within MaxRequests.
+// of the schedule, within MaxRequests. Counted, not walked: a schedule of
+// 10¹² arrivals cut short must end the run at once.
 func (e *Engine) unsent() int64 {
-	n := int64(1)
-	for _, more := e.cfg.Pacer.Next(); more; _, more = e.cfg.Pacer.Next() {
-		n++
-	}
+	n := 1 + e.cfg.Pacer.Remaining()
 	if e.cfg.MaxRequests > 0 {
 		n = min(n, e.cfg.MaxRequests-e.seq.Load())
 	}
 	return n
 }
+
+// sendWindow bounds when arrivals may still leave: the schedule's length,
+// so that the duration bounds the run in wall time whatever the rate or
+// the server; an arrival still waiting for a connection then is unsent.
+// sendSlack keeps scheduling jitter from turning the last arrival into an
+// unsent one.
+func (e *Engine) sendWindow(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, e.base.Add(e.cfg.Pacer.Duration()+sendSlack))
+}
+
+const sendSlack = 50 * time.Millisecond
 
 // handOff gives a ticket to the next free connection, waiting for one when
 // all are busy: the ticket keeps its intended time, so the wait is counted.
@@ -510,6 +524,12 @@ func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, windo
 		s.Model = "closed"
 		s.Users = e.cfg.Users
 		s.AchievedRPS = s.ThroughputRPS
+	}
+	s.SuccessRateOK = s.SuccessRate >= e.cfg.MinSuccess
+	if !s.SuccessRateOK {
+		s.Valid = false
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d of %d requests succeeded (%.2f%%), under the minimum of %.2f%%: the result is invalid",
+			s.Successes, s.Requests, 100*s.SuccessRate, 100*e.cfg.MinSuccess))
 	}
 	s.GeneratorCPUS = cpu.Seconds()
 	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))

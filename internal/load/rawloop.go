@@ -131,7 +131,7 @@ func (e *Engine) runRaw(ctx context.Context, l *rawLoop) (unsent int64, window t
 	defer l.close()
 	// Whichever way the schedule ends, what is in flight is waited for.
 	defer l.drain()
-	hard, cancel := context.WithTimeout(ctx, e.cfg.Pacer.Duration()+e.cfg.Timeout)
+	hard, cancel := e.sendWindow(ctx)
 	defer cancel()
 	p := e.cfg.Pacer
 	next, more := p.Next()
@@ -153,6 +153,12 @@ func (e *Engine) runRaw(ctx context.Context, l *rawLoop) (unsent int64, window t
 					// The arrival waits with its intended time, and the
 					// schedule behind it is not read yet.
 					waiting = true
+					break
+				}
+				if hard.Err() != nil {
+					// An overdue schedule against a fast server could
+					// go round here for ever; checked once per pass over
+					// the connections, off the common path.
 					break
 				}
 			}

@@ -3,7 +3,9 @@ package load
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/msbench/msbench/internal/pacer"
@@ -30,7 +32,17 @@ type Spec struct {
 	Insecure    bool          // see Config.Insecure
 	Targets     []Target
 	TagHeader   string // see Config.TagHeader
+	// MinSuccess is Config.MinSuccess; nil means DefaultMinSuccess.
+	MinSuccess *float64
 }
+
+// DefaultMinSuccess marks a run invalid when under 1% of its requests
+// succeeded: a refused port or a wrong URL, not a measurement.
+const DefaultMinSuccess = 0.01
+
+// MaxRate is beyond what any HTTP/1.1 generator sends from one machine;
+// a larger rate is a typing mistake, refused before anything is sent.
+const MaxRate = 1e7
 
 // DefaultDuration bounds a load that names no other bound.
 const DefaultDuration = 10 * time.Second
@@ -54,6 +66,10 @@ func (s Spec) Config() (Config, error) {
 		return Config{}, errors.New("stages set the duration: give one or the other")
 	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
 		return Config{}, errors.New("the rate must be a positive number")
+	case s.Open && len(s.Stages) == 0 && s.Rate == 0:
+		return Config{}, errors.New("a rate of 0 sends nothing: give a positive rate")
+	case s.Rate > MaxRate || slices.ContainsFunc(s.Stages, func(st pacer.Stage) bool { return st.Target > MaxRate }):
+		return Config{}, fmt.Errorf("a rate over %.0e requests per second is beyond what one machine can send", MaxRate)
 	case s.Users < 0 || s.Connections < 0 || s.Requests < 0 || s.Iterations < 0 || s.Duration < 0 || s.Timeout < 0:
 		return Config{}, errors.New("users, connections, requests, iterations, duration and timeout cannot be negative")
 	}
@@ -66,6 +82,10 @@ func (s Spec) Config() (Config, error) {
 		MaxRequests: s.Requests,
 		Iterations:  s.Iterations,
 		TagHeader:   s.TagHeader,
+		MinSuccess:  DefaultMinSuccess,
+	}
+	if s.MinSuccess != nil {
+		cfg.MinSuccess = *s.MinSuccess
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second

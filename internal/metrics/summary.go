@@ -37,6 +37,9 @@ type Summary struct {
 	AchievedRPS    float64   `json:"achieved_rps"`
 	AchievedRateOK bool      `json:"achieved_rate_ok"`
 	Valid          bool      `json:"valid"`
+	// SuccessRateOK is false when the success rate fell under the run's
+	// minimum, which also makes it invalid.
+	SuccessRateOK bool `json:"success_rate_ok"`
 
 	Requests      int64            `json:"requests"`
 	Successes     int64            `json:"successes"`

@@ -97,6 +97,23 @@ func (p *Pacer) Expected() float64 {
 	return last.before + (last.from+last.to)/2*last.length
 }
 
+// Remaining is how many arrivals Next has still to yield, in O(1) however
+// long the schedule: a run cut short counts them as unsent without walking
+// them. Exact for uniform arrivals; for Poisson ones the count is random,
+// and this is its expectation (the arrival already drawn plus the mean of
+// the rest), rounded.
+func (p *Pacer) Remaining() int64 {
+	left := p.Expected() - p.work
+	if left <= 0 {
+		return 0
+	}
+	if p.arrivals == Poisson {
+		return int64(math.Round(left)) + 1
+	}
+	// Uniform: the whole numbers k with work ≤ k < Expected.
+	return int64(math.Ceil(left))
+}
+
 // Next returns the offset of the next arrival, or false when the schedule
 // has ended.
 func (p *Pacer) Next() (time.Duration, bool) {

@@ -136,3 +136,76 @@ func TestInvalid(t *testing.T) {
 		})
 	}
 }
+
+// Remaining must match what Next still yields, at every point of the
+// schedule, and answer at once for a schedule too long to walk.
+func TestRemaining(t *testing.T) {
+	tests := []struct {
+		name   string
+		start  float64
+		stages []Stage
+	}{
+		{"constant", 100, []Stage{{time.Second, 100}}},
+		{"fractional", 0.7, []Stage{{10 * time.Second, 0.7}}},
+		{"ramp up and down", 0, []Stage{{time.Second, 300}, {2 * time.Second, 300}, {time.Second, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(tt.start, tt.stages, Uniform, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := int64(len(drain(t, mustNew(t, tt.start, tt.stages))))
+			for taken := int64(0); ; taken++ {
+				if got := p.Remaining(); got != total-taken {
+					t.Fatalf("after %d of %d arrivals Remaining = %d, want %d", taken, total, got, total-taken)
+				}
+				if _, ok := p.Next(); !ok {
+					break
+				}
+			}
+		})
+	}
+	t.Run("poisson is the expectation", func(t *testing.T) {
+		var sum float64
+		const trials = 200
+		for seed := range uint64(trials) {
+			p := mustPoisson(t, seed)
+			for range 500 {
+				p.Next()
+			}
+			sum += float64(p.Remaining() - int64(len(drain(t, p))))
+		}
+		if bias := sum / trials; math.Abs(bias) > 5 { // about 3 standard errors
+			t.Fatalf("Remaining is off by %.1f arrivals on average, want about 0", bias)
+		}
+	})
+	t.Run("huge schedule", func(t *testing.T) {
+		p, err := Constant(1e12, time.Second, Uniform, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Next()
+		if got := p.Remaining(); got != 1e12-1 {
+			t.Fatalf("Remaining = %d, want %d", got, int64(1e12-1))
+		}
+	})
+}
+
+func mustNew(t *testing.T, start float64, stages []Stage) *Pacer {
+	t.Helper()
+	p, err := New(start, stages, Uniform, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustPoisson(t *testing.T, seed uint64) *Pacer {
+	t.Helper()
+	p, err := Constant(1000, time.Second, Poisson, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
