@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/msbench/msbench/internal/lease"
 )
 
 // usageError marks a mistake in how msbench was called: one line, exit 2.
@@ -26,7 +28,12 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 var errInterrupted = errors.New("interrupted")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Closing the terminal (SIGHUP) and a reader that went away
+	// (`msbench run … | head`: SIGPIPE) stop a run as Ctrl-C does, with
+	// everything stopped and removed and what was measured kept; by
+	// default either would kill msbench on the spot. With SIGPIPE caught, a
+	// write to the closed pipe fails instead, which the output tolerates.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -76,9 +83,15 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// For profiling msbench itself, e.g. the load engine's request path.
 	var cpuProfile string
+	var swept lease.Swept
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of msbench itself to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		// What an msbench killed too hard to clean up left behind
+		// (processes, data directories, cgroups) goes first.
+		if swept = lease.Sweep(); !swept.Empty() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %s\n", swept)
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -93,6 +106,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd())
+	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept))
 	return root
 }

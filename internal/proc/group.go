@@ -54,3 +54,18 @@ func (g *Group) StopAll(ctx context.Context, grace time.Duration) error {
 	}
 	return errors.Join(errs...)
 }
+
+// StopAllAtOnce stops every process concurrently, each with the same grace,
+// so the whole group is gone within grace plus the SIGKILL wait. It is for
+// an interrupted run, where stopping in order, each with its own grace,
+// would keep a user who pressed Ctrl-C waiting for the sum of them.
+func (g *Group) StopAllAtOnce(grace time.Duration) error {
+	procs := g.Processes()
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Go(func() { errs[i] = p.Stop(context.Background(), grace) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

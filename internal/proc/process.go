@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/msbench/msbench/internal/lease"
+	"github.com/msbench/msbench/internal/proc/procfs"
 )
 
 // killWait bounds how long Stop waits for a SIGKILLed group to disappear.
@@ -31,6 +34,8 @@ type Process struct {
 	// gone is set once the leader is reaped and no live member is left in
 	// the group. From then on the id may be reused, so no more signals.
 	gone atomic.Bool
+	// lease names the group in this process's lease until it is gone.
+	lease string
 }
 
 // Start starts s in its own process group. ctx only bounds the start itself;
@@ -57,6 +62,13 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		pid:     cmd.Process.Pid,
 		done:    make(chan struct{}),
 	}
+	// Recorded so that the next msbench can kill what is left of the group
+	// (grandchildren do not get the parent-death signal) if this one dies
+	// too hard to stop it.
+	if st, err := procfs.ReadStat(p.pid); err == nil {
+		p.lease = lease.GroupValue(p.pid, st.StartTime)
+		lease.Take(lease.Group, p.lease)
+	}
 	go p.wait()
 	return p, nil
 }
@@ -66,6 +78,8 @@ func (p *Process) wait() {
 		p.exitErr = fmt.Errorf("%s: %w", p.name, err)
 	}
 	close(p.done)
+	// A group that went with its leader needs no Stop to be given back.
+	p.finished()
 }
 
 // Pid is the pid of the leader, which is also the process group id.
@@ -174,7 +188,9 @@ func (p *Process) finished() bool {
 	if groupAlive(p.pid) {
 		return false
 	}
-	p.gone.Store(true)
+	if !p.gone.Swap(true) && p.lease != "" {
+		lease.Release(lease.Group, p.lease)
+	}
 	return true
 }
 

@@ -3,7 +3,11 @@ package resources
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
+
+	"github.com/msbench/msbench/internal/lease"
 )
 
 // errNoPeakReset: the kernel's peak counter exists but cannot be reset.
@@ -36,12 +40,16 @@ func newCgroupAccountant(ops cgroupOps, roots ctlPaths, runID string) (*cgroupAc
 		return nil, fmt.Errorf("%s: run id: %w", ops.method(), err)
 	}
 	a := &cgroupAccountant{ops: ops, run: roots.join("msbench-" + runID), tracked: map[string]*cgroupTracked{}}
+	// Leased first, so a hard death between mkdir and clean-up is covered.
+	for _, d := range a.run.dirs() {
+		lease.Take(lease.Cgroup, d)
+	}
 	if err := mkdirs(a.run.dirs()); err != nil {
-		_ = removeDirs(a.run.dirs())
+		a.removeRun()
 		return nil, fmt.Errorf("%s: create run cgroup: %w", ops.method(), err)
 	}
 	if err := ops.prepareRun(a.run); err != nil {
-		_ = removeDirs(a.run.dirs())
+		a.removeRun()
 		return nil, fmt.Errorf("%s: %w", ops.method(), err)
 	}
 	return a, nil
@@ -99,11 +107,23 @@ func (a *cgroupAccountant) Cleanup() error {
 	for _, t := range open {
 		errs = append(errs, t.Close())
 	}
-	errs = append(errs, removeDirs(a.run.dirs()))
+	errs = append(errs, a.removeRun())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cleanup %s: %w", a.ops.method(), err)
 	}
 	return nil
+}
+
+// removeRun removes the run's cgroups and gives back the lease on those
+// that are gone.
+func (a *cgroupAccountant) removeRun() error {
+	err := removeDirs(a.run.dirs())
+	for _, d := range a.run.dirs() {
+		if _, serr := os.Stat(d); errors.Is(serr, fs.ErrNotExist) {
+			lease.Release(lease.Cgroup, d)
+		}
+	}
+	return err
 }
 
 func (a *cgroupAccountant) forget(name string) {

@@ -11,10 +11,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/msbench/msbench/internal/build"
+	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
@@ -127,8 +127,8 @@ func (r *runner) close() {
 			r.logf("warning: %v", err)
 		}
 	}
-	if r.tmp != "" {
-		os.RemoveAll(r.tmp)
+	if r.tmp != "" && os.RemoveAll(r.tmp) == nil {
+		lease.Release(lease.Dir, r.tmp)
 	}
 }
 
@@ -339,23 +339,14 @@ func orNone(s string) string {
 	return s
 }
 
-// newTempRoot makes the run's private temporary directory, first removing
-// those of earlier runs whose msbench is gone (killed too hard to clean up).
+// newTempRoot makes the run's private temporary directory, leased so that
+// the next msbench removes it if this one dies too hard to.
 func newTempRoot() (string, error) {
-	old, _ := filepath.Glob(filepath.Join(os.TempDir(), "msbench-run-*"))
-	for _, dir := range old {
-		data, err := os.ReadFile(filepath.Join(dir, "pid"))
-		if pid, perr := strconv.Atoi(string(data)); err == nil && perr == nil && !alive(pid) {
-			os.RemoveAll(dir)
-		}
-	}
 	dir, err := os.MkdirTemp("", "msbench-run-")
 	if err != nil {
 		return "", fmt.Errorf("temporary directory: %w", err)
 	}
+	lease.Take(lease.Dir, dir)
 	// Services may run as other users (postgres), who must reach their dirs.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
-	}
-	return dir, os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	return dir, os.Chmod(dir, 0o755)
 }

@@ -33,6 +33,10 @@ type instance struct {
 // deployment is everything one variant runs: started in dependency order,
 // stopped in reverse, never outliving the runner.
 type deployment struct {
+	// ctx is the run's: once it is cancelled (Ctrl-C, SIGTERM), stopping
+	// gives in-flight requests a short grace instead of a clean shutdown in
+	// order.
+	ctx       context.Context
 	values    map[string]string // placeholders: builds, variant, services, dependencies, setup
 	group     proc.Group
 	deps      []*deps.Instance
@@ -58,7 +62,7 @@ type deployConfig struct {
 // deploy starts every service of the study for one variant and waits until
 // each is ready. On error everything started so far is stopped.
 func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
-	d = &deployment{acct: c.acct, sampler: resources.NewSampler(0)}
+	d = &deployment{ctx: ctx, acct: c.acct, sampler: resources.NewSampler(0)}
 	d.tmp, err = os.MkdirTemp(c.tmpRoot, "svc-")
 	if err == nil {
 		// Dependencies run as their own system users (postgres, mysql),
@@ -275,13 +279,27 @@ func (d *deployment) crashed() *instance {
 	return nil
 }
 
+const (
+	// stopGrace is each service's time to shut down cleanly between
+	// variants, in reverse start order.
+	stopGrace = 5 * time.Second
+	// interruptGrace is the whole deployment's time to finish in-flight
+	// requests once the run is interrupted.
+	interruptGrace = 2 * time.Second
+)
+
 // stop ends every process and removes the temporary files; it works with
 // an already cancelled context, as it must on Ctrl-C.
 func (d *deployment) stop() error {
 	if d.stopSamp != nil {
 		d.stopSamp()
 	}
-	err := d.group.StopAll(context.Background(), 5*time.Second)
+	var err error
+	if d.ctx.Err() != nil {
+		err = d.group.StopAllAtOnce(interruptGrace)
+	} else {
+		err = d.group.StopAll(context.Background(), stopGrace)
+	}
 	for i := len(d.deps) - 1; i >= 0; i-- {
 		err = errors.Join(err, d.deps[i].Stop())
 	}
