@@ -132,3 +132,22 @@ func Read(path string) ([]Row, error) {
 	}
 	return rows, nil
 }
+
+// Count returns how many rows a records file holds, from its footer alone:
+// a cheap check that the file is whole and matches its summary.
+func Count(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("records %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("records %s: %w", path, err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return 0, fmt.Errorf("records %s: %w", path, err)
+	}
+	return pf.NumRows(), nil
+}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -21,7 +23,12 @@ type Dataset struct {
 	Prov     results.Provenance
 	State    results.State
 	Variants []study.Variant
-	units    map[[2]string][]*Unit // (variant key, step) → repetitions
+	// Missing lists, in words, every planned unit the run has no usable
+	// data for: never measured (interrupted, or its variant failed), or
+	// with a file missing or damaged. The report shows what it can and
+	// gives no verdict that would compare across a gap.
+	Missing []string
+	units   map[[2]string][]*Unit // (variant key, step) → repetitions
 }
 
 // Unit is one measured step of one variant in one repetition.
@@ -59,20 +66,36 @@ func Load(dir string) (*Dataset, error) {
 	}
 	for rep := 1; rep <= s.Repetitions; rep++ {
 		for _, v := range ds.Variants {
+			var unmeasured []string
 			for _, st := range s.Load.Steps {
 				if !run.IsDone(results.UnitKey(rep, v.Key(), st.Name)) {
+					unmeasured = append(unmeasured, st.Name)
 					continue
 				}
 				u, err := loadUnit(run.StepDir(rep, v.Key(), st.Name), rep, v, st.Name)
 				if err != nil {
-					return nil, err
+					ds.Missing = append(ds.Missing, relErr(dir, err))
+					continue
 				}
 				k := [2]string{v.Key(), st.Name}
 				ds.units[k] = append(ds.units[k], u)
 			}
+			if len(unmeasured) > 0 {
+				why := ""
+				if f, ok := ds.State.Failed[fmt.Sprintf("rep-%d/%s", rep, v.Key())]; ok {
+					why = " (the variant failed: " + f + ")"
+				}
+				ds.Missing = append(ds.Missing, fmt.Sprintf("repetition %d, variant %s: %s not measured%s",
+					rep, v.Key(), strings.Join(unmeasured, ", "), why))
+			}
 		}
 	}
 	return ds, nil
+}
+
+// relErr shortens the run directory out of an error message.
+func relErr(dir string, err error) string {
+	return strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
 }
 
 func loadUnit(dir string, rep int, v study.Variant, step string) (*Unit, error) {
@@ -89,6 +112,15 @@ func loadUnit(dir string, rep int, v study.Variant, step string) (*Unit, error) 
 		u.Warmup = &w
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, err
+	}
+	// The records are read only by some analyses; a damaged file must not
+	// go unnoticed by the others.
+	rows, err := records.Count(filepath.Join(dir, "records.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	if rows != u.Summary.Requests {
+		return nil, fmt.Errorf("%s: records.parquet holds %d requests, summary.json counts %d: one of them is damaged", dir, rows, u.Summary.Requests)
 	}
 	return u, nil
 }

@@ -72,12 +72,16 @@ func Write(dir string) (string, error) {
 		return "", err
 	}
 	var sections []Section
+	if len(ds.Missing) > 0 {
+		sections = append(sections, missingSection(ds))
+	}
 	if a, ok := analyses[ds.Study.Name]; ok {
 		own, err := a(ds)
 		if err != nil {
-			return "", fmt.Errorf("report %s: %w", ds.Study.Name, err)
+			// The rest of the report still stands.
+			own = []Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}
 		}
-		sections = append(sections, own...)
+		sections = append(sections, withholdVerdicts(own, ds.Missing)...)
 	}
 	steps, err := stepSections(ds)
 	if err != nil {
@@ -93,6 +97,41 @@ func Write(dir string) (string, error) {
 		return "", err
 	}
 	return html, nil
+}
+
+// missingSection lists what the run lacks, first, so that nobody reads the
+// rest without knowing.
+func missingSection(ds *Dataset) Section {
+	sec := Section{
+		Title: "Missing data",
+		Text: []string{fmt.Sprintf("This run lacks data for %d of its planned parts; the report shows what was measured, and claims that compare variants get no verdict. Continue an interrupted run with msbench run --resume %s.", len(ds.Missing), ds.Dir)},
+	}
+	t := Table{Header: []string{"what is missing"}}
+	for _, m := range ds.Missing {
+		t.Rows = append(t.Rows, []string{m})
+	}
+	sec.Tables = append(sec.Tables, t)
+	return sec
+}
+
+// withholdVerdicts turns every verdict into Undecided when the run lacks
+// planned data: a comparison across a gap (one variant measured, its rival
+// not) would read like a result. What was measured is still shown.
+func withholdVerdicts(sections []Section, missing []string) []Section {
+	if len(missing) == 0 {
+		return sections
+	}
+	for i := range sections {
+		for j := range sections[i].Claims {
+			c := &sections[i].Claims[j]
+			if c.Verdict == Undecided {
+				continue
+			}
+			c.Why = fmt.Sprintf("no verdict: the run lacks data it compares (%d missing parts, listed under Missing data); measured so far it would read %q", len(missing), c.Verdict)
+			c.Verdict = Undecided
+		}
+	}
+	return sections
 }
 
 // manySteps is where per-step sections stop being readable: sweeps get one

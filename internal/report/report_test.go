@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +63,49 @@ func TestReportOfARealRun(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil || !strings.Contains(string(md), "| variant | reps |") {
 		t.Fatalf("report.md: %v\n%s", err, md)
+	}
+	if strings.Contains(html, "Missing data") {
+		t.Error("a complete run's report says data is missing")
+	}
+
+	// A damaged run still gets a report, which says what it lacks.
+	steps := filepath.Join(dir, "runs", "rep-1", "0")
+	if err := os.Remove(filepath.Join(steps, "closed", "summary.json")); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(steps, "open", "records.parquet")
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rec, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if path, err = Write(dir); err != nil {
+		t.Fatalf("a run with a step file removed gets no report: %v", err)
+	}
+	page, _ = os.ReadFile(path)
+	for _, want := range []string{"Missing data", "closed/summary.json", "open/records.parquet", "Provenance"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the damaged run's report lacks %q", want)
+		}
+	}
+}
+
+func TestVerdictsNeedEveryPlannedPart(t *testing.T) {
+	sections := []Section{{Claims: []Claim{
+		{Text: "A is faster than B", Verdict: Reproduced},
+		{Text: "never measured", Verdict: Undecided, Why: "no data"},
+	}}}
+	kept := withholdVerdicts(slices.Clone(sections), nil)
+	if kept[0].Claims[0].Verdict != Reproduced {
+		t.Fatalf("a complete run lost its verdict: %+v", kept[0].Claims[0])
+	}
+	got := withholdVerdicts(sections, []string{"repetition 1, variant impl=B: steady not measured"})
+	if c := got[0].Claims[0]; c.Verdict != Undecided || !strings.Contains(c.Why, "reproduced") {
+		t.Fatalf("a verdict across a gap stood: %+v", c)
+	}
+	if c := got[0].Claims[1]; c.Why != "no data" {
+		t.Fatalf("an undecided claim's reason was replaced: %+v", c)
 	}
 }
