@@ -104,7 +104,7 @@ func Write(dir string) (string, error) {
 func missingSection(ds *Dataset) Section {
 	sec := Section{
 		Title: "Missing data",
-		Text: []string{fmt.Sprintf("This run lacks data for %d of its planned parts; the report shows what was measured, and claims that compare variants get no verdict. Continue an interrupted run with msbench run --resume %s.", len(ds.Missing), ds.Dir)},
+		Text:  []string{fmt.Sprintf("This run lacks data for %d of its planned parts; the report shows what was measured, and claims that compare variants get no verdict. Continue an interrupted run with msbench run --resume %s.", len(ds.Missing), ds.Dir)},
 	}
 	t := Table{Header: []string{"what is missing"}}
 	for _, m := range ds.Missing {
