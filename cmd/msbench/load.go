@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -131,7 +130,7 @@ func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
 	var opts load.Options
 	var writer *records.Writer
 	if f.out != "" {
-		writer, err = records.Create(filepath.Join(f.out, "records.parquet"), engine.Names(), engine.TargetNames())
+		writer, err = results.StepDir(f.out).CreateRecords(engine.Names(), engine.TargetNames())
 		if err != nil {
 			return err
 		}
@@ -153,7 +152,7 @@ func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
 	}
 	if writer != nil {
 		runErr = errors.Join(runErr, writer.Close())
-		runErr = errors.Join(runErr, results.WriteJSON(filepath.Join(f.out, "summary.json"), summary))
+		runErr = errors.Join(runErr, results.StepDir(f.out).WriteSummary(summary))
 	}
 	if f.json {
 		enc := json.NewEncoder(cmd.OutOrStdout())
@@ -164,7 +163,7 @@ func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
 	} else {
 		console.Summary(cmd.OutOrStdout(), summary)
 		if f.out != "" {
-			fmt.Fprintf(cmd.OutOrStdout(), "records: %s\n", filepath.Join(f.out, "records.parquet"))
+			fmt.Fprintf(cmd.OutOrStdout(), "records: %s\n", results.StepDir(f.out).RecordsPath())
 		}
 	}
 	if runErr != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +49,7 @@ func firstLatencies(ds *Dataset, variant, step string) ([]float64, error) {
 	if len(units) == 0 {
 		return nil, nil
 	}
-	rows, err := records.Read(filepath.Join(units[0].Dir, "records.parquet"))
+	rows, err := units[0].Dir.ReadRecords()
 	if err != nil {
 		return nil, err
 	}
@@ -217,11 +216,11 @@ func staleness(ds *Dataset, variant, step string) (staleStats, error) {
 		return st, nil
 	}
 	u := units[0]
-	var evs []results.EventRecord
-	if err := results.ReadJSON(filepath.Join(u.Dir, "events.json"), &evs); err != nil {
+	evs, err := u.Dir.ReadEvents()
+	if err != nil {
 		return st, err
 	}
-	rows, err := records.Read(filepath.Join(u.Dir, "records.parquet"))
+	rows, err := u.Dir.ReadRecords()
 	if err != nil {
 		return st, err
 	}
@@ -305,9 +304,7 @@ func cacheStaleness(ds *Dataset) (Section, error) {
 
 // collected reads a step's collected.json.
 func collected(u *Unit) (results.Collected, error) {
-	var c results.Collected
-	err := results.ReadJSON(filepath.Join(u.Dir, "collected.json"), &c)
-	return c, err
+	return u.Dir.ReadCollected()
 }
 
 func cacheStampede(ds *Dataset) Section {
@@ -386,11 +383,11 @@ func cacheFaults(ds *Dataset) (Section, error) {
 				continue
 			}
 			u := units[0]
-			var evs []results.EventRecord
-			if err := results.ReadJSON(filepath.Join(u.Dir, "events.json"), &evs); err != nil {
+			evs, err := u.Dir.ReadEvents()
+			if err != nil {
 				return sec, err
 			}
-			rows, err := records.Read(filepath.Join(u.Dir, "records.parquet"))
+			rows, err := u.Dir.ReadRecords()
 			if err != nil {
 				return sec, err
 			}

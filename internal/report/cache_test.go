@@ -1,12 +1,10 @@
 package report
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/metrics"
-	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -17,7 +15,7 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Unix(1_700_000_000, 0)
 	var names metrics.Names
-	w, err := records.Create(filepath.Join(dir, "records.parquet"), &names, []string{"read"})
+	w, err := results.StepDir(dir).CreateRecords(&names, []string{"read"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +37,11 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := []results.EventRecord{{AtS: 1, DoneS: 1, Action: "request", Status: 200, Headers: map[string]string{"X-Data-Version": "2"}}}
-	if err := results.WriteJSON(filepath.Join(dir, "events.json"), events); err != nil {
+	if err := results.StepDir(dir).WriteEvents(events); err != nil {
 		t.Fatal(err)
 	}
 	v := study.Variant{Values: [][2]string{{"strategy", "inproc"}, {"instances", "3"}}}
-	ds := &Dataset{units: map[[2]string][]*Unit{{v.Key(), "staleness"}: {{Rep: 1, Variant: v, Step: "staleness", Dir: dir,
+	ds := &Dataset{units: map[[2]string][]*Unit{{v.Key(), "staleness"}: {{Rep: 1, Variant: v, Step: "staleness", Dir: results.StepDir(dir),
 		Summary: metrics.Summary{StartedAt: start, EndedAt: start.Add(3 * time.Second)}}}}}
 	st, err := staleness(ds, v.Key(), "staleness")
 	if err != nil {

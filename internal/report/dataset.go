@@ -1,16 +1,13 @@
 package report
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/msbench/msbench/internal/metrics"
-	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -29,6 +26,7 @@ type Dataset struct {
 	// gives no verdict that would compare across a gap.
 	Missing []string
 	units   map[[2]string][]*Unit // (variant key, step) → repetitions
+	run     *results.Run
 }
 
 // Unit is one measured step of one variant in one repetition.
@@ -36,7 +34,7 @@ type Unit struct {
 	Rep       int
 	Variant   study.Variant
 	Step      string
-	Dir       string
+	Dir       results.StepDir
 	Summary   metrics.Summary
 	Warmup    *metrics.Summary
 	Resources results.StepResources
@@ -47,23 +45,20 @@ func Load(dir string) (*Dataset, error) {
 	if err := results.Check(dir); err != nil {
 		return nil, err
 	}
-	ds := &Dataset{Dir: dir, units: map[[2]string][]*Unit{}}
-	if err := results.ReadJSON(filepath.Join(dir, "state.json"), &ds.State); err != nil {
-		return nil, err
-	}
-	if err := results.ReadJSON(filepath.Join(dir, "provenance.json"), &ds.Prov); err != nil {
-		return nil, err
-	}
-	s, err := study.Load(filepath.Join(dir, "study.yaml"), ds.State.Profile)
-	if err != nil {
-		return nil, fmt.Errorf("report: the run's study file: %w", err)
-	}
-	ds.Study = s
-	ds.Variants = s.Matrix()
 	run, err := results.Open(dir)
 	if err != nil {
 		return nil, err
 	}
+	ds := &Dataset{Dir: dir, State: run.State(), units: map[[2]string][]*Unit{}, run: run}
+	if ds.Prov, err = run.ReadProvenance(); err != nil {
+		return nil, err
+	}
+	s, err := run.ReadStudy()
+	if err != nil {
+		return nil, err
+	}
+	ds.Study = s
+	ds.Variants = s.Matrix()
 	for rep := 1; rep <= s.Repetitions; rep++ {
 		for _, v := range ds.Variants {
 			var unmeasured []string
@@ -98,31 +93,21 @@ func relErr(dir string, err error) string {
 	return strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
 }
 
-func loadUnit(dir string, rep int, v study.Variant, step string) (*Unit, error) {
+func loadUnit(dir results.StepDir, rep int, v study.Variant, step string) (*Unit, error) {
 	u := &Unit{Rep: rep, Variant: v, Step: step, Dir: dir}
-	if err := results.ReadJSON(filepath.Join(dir, "summary.json"), &u.Summary); err != nil {
+	var err error
+	if u.Summary, err = dir.ReadSummary(); err != nil {
 		return nil, err
 	}
-	if err := results.ReadJSON(filepath.Join(dir, "resources.json"), &u.Resources); err != nil {
+	if u.Resources, err = dir.ReadResources(); err != nil {
 		return nil, err
 	}
-	var w metrics.Summary
-	switch err := results.ReadJSON(filepath.Join(dir, "warmup.json"), &w); {
-	case err == nil:
-		u.Warmup = &w
-	case !errors.Is(err, os.ErrNotExist):
+	if u.Warmup, err = dir.ReadWarmup(); err != nil {
 		return nil, err
 	}
 	// The records are read only by some analyses; a damaged file must not
 	// go unnoticed by the others.
-	rows, err := records.Count(filepath.Join(dir, "records.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	if rows != u.Summary.Requests {
-		return nil, fmt.Errorf("%s: records.parquet holds %d requests, summary.json counts %d: one of them is damaged", dir, rows, u.Summary.Requests)
-	}
-	return u, nil
+	return u, dir.Check(u.Summary)
 }
 
 // Units returns the repetitions of one step of one variant.

@@ -7,7 +7,6 @@ package report
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -89,11 +88,11 @@ func Write(dir string) (string, error) {
 	}
 	sections = append(sections, steps...)
 	sections = append(sections, provenanceSection(ds))
-	html := filepath.Join(dir, "report.html")
+	html := results.ReportHTML(dir)
 	if err := results.WriteFile(html, renderHTML(ds, sections)); err != nil {
 		return "", err
 	}
-	if err := results.WriteFile(filepath.Join(dir, "report.md"), renderMarkdown(ds, sections)); err != nil {
+	if err := results.WriteFile(results.ReportMarkdown(dir), renderMarkdown(ds, sections)); err != nil {
 		return "", err
 	}
 	return html, nil

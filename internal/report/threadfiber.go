@@ -2,13 +2,11 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/msbench/msbench/internal/plot"
-	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
 )
 
@@ -384,8 +382,8 @@ func tfStartupSection(ds *Dataset, variants []string) Section {
 	for _, v := range variants {
 		steady, _ := ds.median(v, "post-png-0017k", func(u *Unit) float64 { return u.Summary.Latency.P50 })
 		for rep := 1; rep <= reps; rep++ {
-			var st results.Startup
-			if err := results.ReadJSON(filepath.Join(ds.Dir, "runs", fmt.Sprintf("rep-%d", rep), v, "startup.json"), &st); err != nil {
+			st, err := ds.run.VariantDir(rep, v).ReadStartup()
+			if err != nil || st == nil {
 				continue
 			}
 			ready := 0.0

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,14 +58,11 @@ func Create(root, studyName, profile string, now time.Time) (*Run, error) {
 
 // Open continues an existing run directory.
 func Open(dir string) (*Run, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	st, err := stateFile.read(dir)
 	if err != nil {
-		return nil, fmt.Errorf("resume %s: %w", dir, err)
+		return nil, fmt.Errorf("open run %s: %w", dir, err)
 	}
-	r := &Run{Dir: dir}
-	if err := json.Unmarshal(data, &r.state); err != nil {
-		return nil, fmt.Errorf("resume %s: state.json: %w", dir, err)
-	}
+	r := &Run{Dir: dir, state: st}
 	if r.state.Failed == nil {
 		r.state.Failed = map[string]string{}
 	}
@@ -86,8 +84,13 @@ func UnitKey(rep int, variant, step string) string {
 }
 
 // StepDir is where a unit's files go.
-func (r *Run) StepDir(rep int, variant, step string) string {
-	return filepath.Join(r.Dir, "runs", UnitKey(rep, variant, step))
+func (r *Run) StepDir(rep int, variant, step string) StepDir {
+	return StepDir(filepath.Join(r.Dir, "runs", UnitKey(rep, variant, step)))
+}
+
+// VariantDir is where a variant's files of one repetition go.
+func (r *Run) VariantDir(rep int, variant string) VariantDir {
+	return VariantDir(filepath.Join(r.Dir, "runs", fmt.Sprintf("rep-%d", rep), variant))
 }
 
 // LogDir is where a variant's service logs go for one repetition.
@@ -123,12 +126,11 @@ func (r *Run) MarkFailed(key, why string) error {
 
 func (r *Run) saveState() error {
 	r.mu.Lock()
-	data, err := json.MarshalIndent(r.state, "", "  ")
+	st := r.state
+	st.Done = slices.Clone(st.Done)
+	st.Failed = maps.Clone(st.Failed)
 	r.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return WriteFile(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
+	return stateFile.write(r.Dir, st)
 }
 
 // ReadJSON decodes a JSON file of the run.
@@ -148,7 +150,7 @@ var ErrNotARun = errors.New("not an msbench results directory (no state.json)")
 
 // Check verifies dir is a run directory.
 func Check(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "state.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, string(stateFile))); err != nil {
 		return fmt.Errorf("%s: %w", dir, ErrNotARun)
 	}
 	return nil

@@ -64,7 +64,7 @@ func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 	err := r.measureAll(ctx)
 	r.prov.EndedAt = time.Now()
 	r.prov.Interrupted = errors.Is(err, ErrInterrupted)
-	if perr := results.WriteJSON(filepath.Join(dir, "provenance.json"), r.prov); perr != nil {
+	if perr := r.run.WriteProvenance(r.prov); perr != nil {
 		err = errors.Join(err, perr)
 	}
 	return dir, err
@@ -84,7 +84,7 @@ func (r *runner) open(ctx context.Context) error {
 		if st.Study != r.study.Name || st.Profile != r.study.Profile {
 			return fmt.Errorf("resume %s: it is study %s profile %q, not %s profile %q", r.opts.Resume, st.Study, st.Profile, r.study.Name, r.study.Profile)
 		}
-		if err := results.ReadJSON(filepath.Join(r.run.Dir, "provenance.json"), &r.prov); err != nil {
+		if r.prov, err = r.run.ReadProvenance(); err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
 		r.prov.ResumedAt = append(r.prov.ResumedAt, r.start)
@@ -95,13 +95,8 @@ func (r *runner) open(ctx context.Context) error {
 		r.prov = results.Machine(ctx, r.opts.Root)
 		r.prov.Study, r.prov.Profile, r.prov.StudyFile = r.study.Name, r.study.Profile, r.study.File
 		r.prov.StartedAt = r.start
-		if data, err := os.ReadFile(r.study.File); err == nil {
-			if err := results.WriteFile(filepath.Join(r.run.Dir, "study.yaml"), data); err != nil {
-				return err
-			}
-		}
-		// The study as run: the profile applied, every default filled in.
-		if err := results.WriteJSON(filepath.Join(r.run.Dir, "study.resolved.json"), r.study); err != nil {
+		source, _ := os.ReadFile(r.study.File) // an in-memory study has none
+		if err := r.run.WriteStudy(source, r.study); err != nil {
 			return err
 		}
 	}
@@ -118,7 +113,7 @@ func (r *runner) open(ctx context.Context) error {
 	r.logf("study %s (profile %s): %d variants × %d steps × %d repetitions; results in %s",
 		r.study.Name, orNone(r.study.Profile), len(r.study.Matrix()), len(r.study.Load.Steps), r.study.Repetitions, r.run.Dir)
 	r.logf("resource accounting: %s", r.acct.Method())
-	return results.WriteJSON(filepath.Join(r.run.Dir, "provenance.json"), r.prov)
+	return r.run.WriteProvenance(r.prov)
 }
 
 func (r *runner) close() {
@@ -315,7 +310,7 @@ func (r *runner) saveStartup(rep int, v study.Variant, dep *deployment, target *
 	if at, ok := first.FirstSuccess(); ok {
 		st.FirstSuccessS = at.Sub(target.started).Seconds()
 	}
-	return results.WriteJSON(filepath.Join(r.run.Dir, "runs", fmt.Sprintf("rep-%d", rep), v.Key(), "startup.json"), st)
+	return r.run.VariantDir(rep, v.Key()).WriteStartup(st)
 }
 
 func describe(v study.Variant) string {

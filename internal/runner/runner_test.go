@@ -14,8 +14,6 @@ import (
 	"testing"
 
 	"github.com/msbench/msbench/internal/deps"
-	"github.com/msbench/msbench/internal/metrics"
-	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -91,8 +89,8 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	}
 	for step, want := range map[string]int64{"closed": 200, "open": 200} {
 		stepDir := r.StepDir(1, "0", step)
-		var s metrics.Summary
-		if err := results.ReadJSON(filepath.Join(stepDir, "summary.json"), &s); err != nil {
+		s, err := stepDir.ReadSummary()
+		if err != nil {
 			t.Fatal(err)
 		}
 		if s.Requests != want || s.Successes != want {
@@ -101,12 +99,12 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 		if _, ok := s.ServerTiming["handler"]; !ok {
 			t.Fatalf("%s: no handler Server-Timing in %v", step, s.ServerTiming)
 		}
-		rows, err := records.Read(filepath.Join(stepDir, "records.parquet"))
+		rows, err := stepDir.ReadRecords()
 		if err != nil || int64(len(rows)) != want {
 			t.Fatalf("%s: %d records, %v", step, len(rows), err)
 		}
-		var res results.StepResources
-		if err := results.ReadJSON(filepath.Join(stepDir, "resources.json"), &res); err != nil {
+		res, err := stepDir.ReadResources()
+		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Services) != 2 || res.Method == "" {
@@ -118,18 +116,18 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(r.StepDir(1, "0", "closed"), "warmup.json")); err != nil {
+	if w, err := r.StepDir(1, "0", "closed").ReadWarmup(); w == nil || err != nil {
 		t.Fatalf("warm-up summary: %v", err)
 	}
-	var prov results.Provenance
-	if err := results.ReadJSON(filepath.Join(dir, "provenance.json"), &prov); err != nil {
+	prov, err := r.ReadProvenance()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if prov.CPUModel == "" || prov.Cores == 0 || prov.Builds["svc"] == "" || prov.EndedAt.IsZero() || prov.ResourceMethod == "" {
 		t.Fatalf("provenance %+v", prov)
 	}
-	var st results.Startup
-	if err := results.ReadJSON(filepath.Join(dir, "runs/rep-1/0/startup.json"), &st); err != nil {
+	st, err := r.VariantDir(1, "0").ReadStartup()
+	if err != nil || st == nil {
 		t.Fatal(err)
 	}
 	// Verification sent one request per step before the load.
@@ -253,8 +251,8 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 	}
 	r, _ := results.Open(dir)
 	hooks := r.StepDir(1, "2", "hooks")
-	var collected results.Collected
-	if err := results.ReadJSON(filepath.Join(hooks, "collected.json"), &collected); err != nil {
+	collected, err := hooks.ReadCollected()
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Two backend replicas, reset before the load, together served every
@@ -270,7 +268,7 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 	if len(collected["backend-stats"]) != 2 || total != 50 {
 		t.Fatalf("collected %s: %d answers, %d served, want 2 and 50", collected["backend-stats"], len(collected["backend-stats"]), total)
 	}
-	rows, err := records.Read(filepath.Join(hooks, "records.parquet"))
+	rows, err := hooks.ReadRecords()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,8 +277,8 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 			t.Fatalf("record %d has no tag", row.Seq)
 		}
 	}
-	var evs []results.EventRecord
-	if err := results.ReadJSON(filepath.Join(r.StepDir(1, "2", "faults"), "events.json"), &evs); err != nil {
+	evs, err := r.StepDir(1, "2", "faults").ReadEvents()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 5 {

@@ -14,7 +14,6 @@ import (
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/pacer"
 	"github.com/msbench/msbench/internal/proc"
-	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
@@ -25,7 +24,7 @@ import (
 type measurement struct {
 	step    *study.Step
 	label   string
-	dir     string
+	dir     results.StepDir
 	baseURL string
 	service string // the load's service
 	dep     *deployment
@@ -49,7 +48,7 @@ func (m *measurement) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := results.WriteJSON(filepath.Join(m.dir, "warmup.json"), summary); err != nil {
+		if err := m.dir.WriteWarmup(summary); err != nil {
 			return err
 		}
 	}
@@ -71,7 +70,7 @@ func (m *measurement) run(ctx context.Context) error {
 	go func() { evDone <- runEvents(evCtx, m.step.Events, m.dep, m.baseURL, time.Now()) }()
 	spec := m.spec(targets)
 	summary, runErr := m.load(ctx, spec, "", func(e *load.Engine) (load.Sink, func() error, error) {
-		w, err := records.Create(filepath.Join(m.dir, "records.parquet"), e.Names(), e.TargetNames())
+		w, err := m.dir.CreateRecords(e.Names(), e.TargetNames())
 		return w, w.Close, err
 	})
 	stopEvents()
@@ -83,7 +82,7 @@ func (m *measurement) run(ctx context.Context) error {
 		return runErr
 	}
 	if len(m.step.Events) > 0 {
-		if err := results.WriteJSON(filepath.Join(m.dir, "events.json"), evs); err != nil {
+		if err := m.dir.WriteEvents(evs); err != nil {
 			return err
 		}
 	}
@@ -92,7 +91,7 @@ func (m *measurement) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := results.WriteJSON(filepath.Join(m.dir, "collected.json"), collected); err != nil {
+		if err := m.dir.WriteCollected(collected); err != nil {
 			return err
 		}
 	}
@@ -119,10 +118,10 @@ func (m *measurement) run(ctx context.Context) error {
 		}
 		res.Services = append(res.Services, u)
 	}
-	if err := results.WriteJSON(filepath.Join(m.dir, "resources.json"), res); err != nil {
+	if err := m.dir.WriteResources(res); err != nil {
 		return err
 	}
-	if err := results.WriteJSON(filepath.Join(m.dir, "summary.json"), summary); err != nil {
+	if err := m.dir.WriteSummary(summary); err != nil {
 		return err
 	}
 	if in := m.dep.crashed(); in != nil {
