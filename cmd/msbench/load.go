@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -213,24 +212,19 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		return load.Config{}, usagef("--min-success %q: %v", f.minSuccess, err)
 	}
 	spec.MinSuccess = &minSuccess
-	switch f.arrivals {
-	case "uniform":
-		spec.Arrivals = pacer.Uniform
-	case "poisson":
-		spec.Arrivals = pacer.Poisson
-	default:
-		return load.Config{}, usagef("--arrivals %q: want uniform or poisson", f.arrivals)
+	if spec.Arrivals, err = pacer.ParseArrivals(f.arrivals); err != nil {
+		return load.Config{}, usagef("--arrivals: %v", err)
 	}
 	if spec.Pacing, err = load.ParsePacing(f.pacing); err != nil {
 		return load.Config{}, usageError{err}
 	}
 	if f.stages != "" {
-		if spec.Stages, err = parseStages(f.stages); err != nil {
-			return load.Config{}, err
+		if spec.Stages, err = load.ParseStages(f.stages); err != nil {
+			return load.Config{}, usagef("--stages: %v", err)
 		}
 	}
-	if spec.Think, err = parseThink(f.think); err != nil {
-		return load.Config{}, err
+	if spec.Think, err = load.ParseThink(f.think); err != nil {
+		return load.Config{}, usagef("--think: %v", err)
 	}
 	cfg, err := spec.Config()
 	if err != nil {
@@ -286,26 +280,6 @@ func (f loadFlags) target(rawURL string) (load.Target, error) {
 	return t, nil
 }
 
-func parseStages(s string) ([]pacer.Stage, error) {
-	var out []pacer.Stage
-	for _, part := range strings.Split(s, ",") {
-		d, r, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
-			return nil, usagef("--stages %q: want DURATION:RATE, e.g. 30s:100", part)
-		}
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur <= 0 {
-			return nil, usagef("--stages %q: %q is not a positive duration", part, d)
-		}
-		rate, err := strconv.ParseFloat(r, 64)
-		if err != nil || rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
-			return nil, usagef("--stages %q: %q is not a rate ≥ 0", part, r)
-		}
-		out = append(out, pacer.Stage{Duration: dur, Target: rate})
-	}
-	return out, nil
-}
-
 // parseShare reads a share of the whole as 0.25 or 25%.
 func parseShare(s string) (float64, error) {
 	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
@@ -320,23 +294,4 @@ func parseShare(s string) (float64, error) {
 		return 0, errors.New("must lie between 0 and 1 (0% and 100%)")
 	}
 	return v, nil
-}
-
-func parseThink(s string) (load.Think, error) {
-	if s == "" {
-		return load.Think{}, nil
-	}
-	lo, hi, isRange := strings.Cut(s, "-")
-	min, err := time.ParseDuration(strings.TrimSpace(lo))
-	if err != nil || min < 0 {
-		return load.Think{}, usagef("--think %q: want a duration (1s) or a range (500ms-1s)", s)
-	}
-	if !isRange {
-		return load.Think{Min: min, Max: min}, nil
-	}
-	max, err := time.ParseDuration(strings.TrimSpace(hi))
-	if err != nil || max < min {
-		return load.Think{}, usagef("--think %q: want a range low-high, e.g. 500ms-1s", s)
-	}
-	return load.Think{Min: min, Max: max}, nil
 }

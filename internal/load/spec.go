@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/msbench/msbench/internal/pacer"
@@ -47,31 +48,49 @@ const MaxRate = 1e7
 // DefaultDuration bounds a load that names no other bound.
 const DefaultDuration = 10 * time.Second
 
-// Config resolves the spec into what the engine runs.
-func (s Spec) Config() (Config, error) {
+// Validate says what is wrong with the spec, in words that fit a command
+// line and a study file alike; each front end adds where it was said.
+func (s Spec) Validate() error {
 	switch {
 	case s.Open && s.Users > 0:
-		return Config{}, errors.New("users belong to the closed model, a rate or stages to the open one: choose one")
+		return errors.New("users belong to the closed model, a rate or stages to the open one: choose one")
 	case s.Open && s.Think != (Think{}):
-		return Config{}, errors.New("think time applies to the closed model only")
+		return errors.New("think time applies to the closed model only")
 	case !s.Open && s.Pacing != Precise:
-		return Config{}, errors.New("pacing applies to the open model only")
+		return errors.New("pacing applies to the open model only")
 	case s.Tick != 0 && (!s.Open || s.Pacing != Coarse):
-		return Config{}, errors.New("a tick applies to coarse pacing only")
+		return errors.New("a tick applies to coarse pacing only")
 	case s.Tick < 0:
-		return Config{}, errors.New("the tick must be positive")
+		return errors.New("the tick must be positive")
 	case s.Open && s.Iterations > 0:
-		return Config{}, errors.New("iterations apply to the closed model only")
+		return errors.New("iterations apply to the closed model only")
 	case s.Open && len(s.Stages) > 0 && s.Duration > 0:
-		return Config{}, errors.New("stages set the duration: give one or the other")
+		return errors.New("stages set the duration: give one or the other")
 	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
-		return Config{}, errors.New("the rate must be a positive number")
+		return errors.New("the rate must be a positive number")
 	case s.Open && len(s.Stages) == 0 && s.Rate == 0:
-		return Config{}, errors.New("a rate of 0 sends nothing: give a positive rate")
+		return errors.New("a rate of 0 sends nothing: give a positive rate")
 	case s.Rate > MaxRate || slices.ContainsFunc(s.Stages, func(st pacer.Stage) bool { return st.Target > MaxRate }):
-		return Config{}, fmt.Errorf("a rate over %.0e requests per second is beyond what one machine can send", MaxRate)
+		return fmt.Errorf("a rate over %.0e requests per second is beyond what one machine can send", MaxRate)
 	case s.Users < 0 || s.Connections < 0 || s.Requests < 0 || s.Iterations < 0 || s.Duration < 0 || s.Timeout < 0:
-		return Config{}, errors.New("users, connections, requests, iterations, duration and timeout cannot be negative")
+		return errors.New("users, connections, requests, iterations, duration and timeout cannot be negative")
+	case !s.Open && (s.Rate > 0 || len(s.Stages) > 0):
+		return errors.New("a rate or stages belong to the open model")
+	case s.MinSuccess != nil && !(*s.MinSuccess >= 0 && *s.MinSuccess <= 1):
+		return fmt.Errorf("the minimum success rate %v must lie between 0 and 1", *s.MinSuccess)
+	}
+	if s.Open {
+		if _, err := s.pacer(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Config resolves the spec into what the engine runs.
+func (s Spec) Config() (Config, error) {
+	if err := s.Validate(); err != nil {
+		return Config{}, err
 	}
 	cfg := Config{
 		Targets:     s.Targets,
@@ -131,4 +150,44 @@ func (s Spec) pacer() (*pacer.Pacer, error) {
 		stages = []pacer.Stage{{Duration: DefaultDuration, Target: s.Rate}}
 	}
 	return pacer.New(s.Rate, stages, s.Arrivals, s.Seed)
+}
+
+// String describes the load in words, e.g. "open model, 50 req/s, 8
+// connections, 1m0s" or "closed model, 10 users, think 1s–1s, 100
+// iterations per user".
+func (s Spec) String() string {
+	var parts []string
+	if s.Open {
+		switch {
+		case len(s.Stages) > 0:
+			var st []string
+			for _, sg := range s.Stages {
+				st = append(st, fmt.Sprintf("%v to %g req/s", sg.Duration, sg.Target))
+			}
+			parts = append(parts, fmt.Sprintf("open model from %g req/s, %s", s.Rate, strings.Join(st, ", ")))
+		default:
+			parts = append(parts, fmt.Sprintf("open model, %g req/s", s.Rate))
+		}
+		if s.Arrivals == pacer.Poisson {
+			parts = append(parts, "poisson arrivals")
+		}
+		if s.Connections > 0 {
+			parts = append(parts, fmt.Sprintf("%d connections", s.Connections))
+		}
+	} else {
+		parts = append(parts, fmt.Sprintf("closed model, %d users", cmp.Or(s.Users, 10)))
+		if s.Think.Max > 0 {
+			parts = append(parts, fmt.Sprintf("think %v–%v", s.Think.Min, s.Think.Max))
+		}
+	}
+	if s.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", s.Requests))
+	}
+	if s.Duration > 0 {
+		parts = append(parts, s.Duration.String())
+	}
+	if s.Iterations > 0 {
+		parts = append(parts, fmt.Sprintf("%d iterations per user", s.Iterations))
+	}
+	return strings.Join(parts, ", ")
 }

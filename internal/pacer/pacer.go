@@ -30,6 +30,33 @@ const (
 	Poisson
 )
 
+// ParseArrivals reads "uniform" or "poisson".
+func ParseArrivals(s string) (Arrivals, error) {
+	switch s {
+	case "uniform":
+		return Uniform, nil
+	case "poisson":
+		return Poisson, nil
+	}
+	return 0, fmt.Errorf("arrivals %q: want uniform or poisson", s)
+}
+
+func (a Arrivals) String() string {
+	if a == Poisson {
+		return "poisson"
+	}
+	return "uniform"
+}
+
+// MarshalText and UnmarshalText keep the words in files such as a run's
+// resolved study.
+func (a Arrivals) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+func (a *Arrivals) UnmarshalText(b []byte) (err error) {
+	*a, err = ParseArrivals(string(b))
+	return err
+}
+
 // Pacer yields intended arrival offsets from the start of the load, in order.
 // It is not safe for concurrent use; one dispatcher owns it.
 type Pacer struct {

@@ -315,27 +315,7 @@ func describeStep(ds *Dataset, name string) string {
 		if st.Name != name {
 			continue
 		}
-		var parts []string
-		if st.Model == "open" {
-			parts = append(parts, fmt.Sprintf("open model, %g req/s", st.Rate))
-			if st.Connections > 0 {
-				parts = append(parts, fmt.Sprintf("%d connections", st.Connections))
-			}
-		} else {
-			parts = append(parts, fmt.Sprintf("closed model, %d users", st.Users))
-			if st.Think[1] > 0 {
-				parts = append(parts, fmt.Sprintf("think %v–%v", st.Think[0], st.Think[1]))
-			}
-		}
-		if st.Requests > 0 {
-			parts = append(parts, fmt.Sprintf("%d requests", st.Requests))
-		}
-		if st.Duration > 0 {
-			parts = append(parts, fmt.Sprintf("%v", st.Duration))
-		}
-		if st.Iterations > 0 {
-			parts = append(parts, fmt.Sprintf("%d iterations per user", st.Iterations))
-		}
+		parts := []string{st.Load.String()}
 		if w := st.Warmup; w.Requests > 0 || w.Duration > 0 {
 			parts = append(parts, fmt.Sprintf("after a warm-up of %s reported apart", warmupText(w.Requests, w.Duration.String())))
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/metrics"
-	"github.com/msbench/msbench/internal/pacer"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
@@ -176,31 +175,10 @@ func (m *measurement) load(ctx context.Context, spec load.Spec, what string, sin
 }
 
 func (m *measurement) spec(targets []load.Target) load.Spec {
-	st := m.step
-	spec := load.Spec{
-		Open:        st.Model == "open",
-		Users:       st.Users,
-		Think:       load.Think{Min: st.Think[0], Max: st.Think[1]},
-		Rate:        st.Rate,
-		Seed:        1,
-		Connections: st.Connections,
-		Duration:    st.Duration,
-		Requests:    st.Requests,
-		Iterations:  st.Iterations,
-		Timeout:     st.Timeout,
-		Tick:        st.Tick,
-		Targets:     targets,
-		TagHeader:   st.TagHeader,
-	}
-	if st.Arrivals == "poisson" {
-		spec.Arrivals = pacer.Poisson
-	}
-	if st.Pacing == "coarse" {
-		spec.Pacing = load.Coarse
-	}
-	for _, sg := range st.Stages {
-		spec.Stages = append(spec.Stages, pacer.Stage{Duration: sg.Duration, Target: sg.Rate})
-	}
+	spec := m.step.Load
+	spec.Seed = 1
+	spec.Targets = targets
+	spec.TagHeader = m.step.TagHeader
 	return spec
 }
 

@@ -206,6 +206,16 @@ func (d *decoder) pairs(n *yaml.Node, field string) [][2]string {
 	return out
 }
 
+// parsed hands a scalar to parse, a parser the command line shares, and
+// reports its error at the field.
+func (d *decoder) parsed(n *yaml.Node, field string, parse func(string) error) {
+	if s := d.str(n, field); s != "" || n.Kind == yaml.ScalarNode {
+		if err := parse(s); err != nil {
+			d.errorf(n, field, "%v", err)
+		}
+	}
+}
+
 func join(field, key string) string {
 	if field == "" {
 		return key

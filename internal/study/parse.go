@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msbench/msbench/internal/load"
 	"gopkg.in/yaml.v3"
 )
 
@@ -341,7 +342,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 			for i, sn := range d.sequence(e.value, f) {
 				sf := fmt.Sprintf("%s[%d]", f, i)
 				for _, one := range d.each(sn, sf) {
-					st := d.step(one, sf, &Step{Model: "closed", Arrivals: "uniform", Pacing: "precise", Timeout: 30 * time.Second, line: sn.Line})
+					st := d.step(one, sf, &Step{line: sn.Line})
 					l.Steps = append(l.Steps, st)
 				}
 			}
@@ -356,7 +357,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 	return l
 }
 
-var stepFields = []string{"each", "name", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "tick", "think", "connections", "duration", "requests", "iterations", "timeout", "warmup", "pause", "targets"}
+var stepFields = []string{"each", "name", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "tick", "think", "connections", "duration", "requests", "iterations", "timeout", "min_success", "warmup", "pause", "targets"}
 
 // step sets on st the fields n gives, so that a profile can override some.
 func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
@@ -379,46 +380,34 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		case "events":
 			st.Events = d.events(v, f)
 		case "model":
-			st.Model = d.oneOf(v, f, "closed", "open")
+			st.Load.Open = d.oneOf(v, f, "closed", "open") == "open"
 		case "users":
-			st.Users = int(d.integer(v, f, 1))
+			st.Load.Users = int(d.integer(v, f, 1))
 		case "rate":
-			st.Rate = d.number(v, f, 0)
+			st.Load.Rate = d.number(v, f, 0)
 		case "stages":
-			st.Stages = nil
-			for i, sn := range d.sequence(v, f) {
-				sf := fmt.Sprintf("%s[%d]", f, i)
-				var sg Stage
-				for _, se := range d.mapping(sn, sf, "duration", "rate") {
-					if se.key == "duration" {
-						sg.Duration = d.duration(se.value, join(sf, se.key))
-					} else {
-						sg.Rate = d.number(se.value, join(sf, se.key), 0)
-					}
-				}
-				if sg.Duration == 0 {
-					d.errorf(sn, sf, "a stage needs a duration")
-				}
-				st.Stages = append(st.Stages, sg)
-			}
+			d.parsed(v, f, func(s string) (err error) { st.Load.Stages, err = load.ParseStages(s); return })
 		case "arrivals":
-			st.Arrivals = d.oneOf(v, f, "uniform", "poisson")
+			d.parsed(v, f, func(s string) error { return st.Load.Arrivals.UnmarshalText([]byte(s)) })
 		case "pacing":
-			st.Pacing = d.oneOf(v, f, "precise", "coarse")
+			d.parsed(v, f, func(s string) error { return st.Load.Pacing.UnmarshalText([]byte(s)) })
 		case "tick":
-			st.Tick = d.duration(v, f)
+			st.Load.Tick = d.duration(v, f)
 		case "think":
-			st.Think = d.think(v, f)
+			d.parsed(v, f, func(s string) (err error) { st.Load.Think, err = load.ParseThink(s); return })
 		case "connections":
-			st.Connections = int(d.integer(v, f, 1))
+			st.Load.Connections = int(d.integer(v, f, 1))
 		case "duration":
-			st.Duration = d.duration(v, f)
+			st.Load.Duration = d.duration(v, f)
 		case "requests":
-			st.Requests = d.integer(v, f, 1)
+			st.Load.Requests = d.integer(v, f, 1)
 		case "iterations":
-			st.Iterations = int(d.integer(v, f, 1))
+			st.Load.Iterations = int(d.integer(v, f, 1))
 		case "timeout":
-			st.Timeout = d.duration(v, f)
+			st.Load.Timeout = d.duration(v, f)
+		case "min_success":
+			share := d.number(v, f, 0)
+			st.Load.MinSuccess = &share
 		case "pause":
 			st.Pause = d.duration(v, f)
 		case "warmup":
@@ -499,19 +488,6 @@ func substitute(n *yaml.Node, vars map[string]string) *yaml.Node {
 		c.Content[i] = substitute(child, vars)
 	}
 	return &c
-}
-
-func (d *decoder) think(n *yaml.Node, field string) [2]time.Duration {
-	lo, hi, isRange := strings.Cut(n.Value, "-")
-	a, err1 := time.ParseDuration(strings.TrimSpace(lo))
-	b, err2 := a, error(nil)
-	if isRange {
-		b, err2 = time.ParseDuration(strings.TrimSpace(hi))
-	}
-	if n.Kind != yaml.ScalarNode || err1 != nil || err2 != nil || a < 0 || b < a {
-		d.errorf(n, field, "want a duration (1s) or a range (500ms-1s), got %q", n.Value)
-	}
-	return [2]time.Duration{a, b}
 }
 
 // Kinds of target: what a load sends, what setup sends, and the requests
@@ -790,29 +766,14 @@ func (d *decoder) check(s *Study) {
 	d.checkPlaceholders(s)
 }
 
-// problem explains why a step cannot run, or returns "".
+// problem explains why a step cannot run, or returns "": the load is
+// checked by the same code as msbench load's.
 func (st *Step) problem() string {
-	switch {
-	case len(st.Targets) == 0:
+	if len(st.Targets) == 0 {
 		return "no targets"
-	case st.Model == "closed" && (st.Rate > 0 || len(st.Stages) > 0):
-		return "rate and stages belong to model: open"
-	case st.Model == "closed" && st.Users == 0:
-		return "the closed model needs users"
-	case st.Model == "closed" && st.Duration == 0 && st.Requests == 0 && st.Iterations == 0:
-		return "unbounded: give duration, requests or iterations"
-	case st.Model == "open" && st.Users > 0:
-		return "users belong to model: closed (the open model uses rate and connections)"
-	case st.Model == "open" && st.Rate == 0 && len(st.Stages) == 0:
-		return "the open model needs rate or stages"
-	case st.Model == "open" && len(st.Stages) > 0 && st.Duration > 0:
-		return "stages set the duration: drop duration"
-	case st.Model == "closed" && st.Pacing != "precise":
-		return "pacing belongs to model: open"
-	case st.Tick != 0 && st.Pacing != "coarse":
-		return "tick belongs to pacing: coarse"
-	case st.Model == "open" && st.Iterations > 0:
-		return "iterations belong to model: closed"
+	}
+	if err := st.Load.Validate(); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msbench/msbench/internal/load"
 )
 
 const valid = `study: demo
@@ -71,10 +73,10 @@ func TestParseValid(t *testing.T) {
 		t.Fatalf("start order %s, %s", order[0].Name, order[1].Name)
 	}
 	warm, rate := s.Load.Steps[0], s.Load.Steps[1]
-	if warm.Think != [2]time.Duration{500 * time.Millisecond, time.Second} || warm.Model != "closed" {
+	if warm.Load.Think != (load.Think{Min: 500 * time.Millisecond, Max: time.Second}) || warm.Load.Open {
 		t.Fatalf("warm step %+v", warm)
 	}
-	if rate.Rate != 50.5 || rate.Targets[1].Method != "POST" || rate.Targets[0].Weight != 3 || rate.Warmup.Duration != 5*time.Second {
+	if rate.Load.Rate != 50.5 || rate.Targets[1].Method != "POST" || rate.Targets[0].Weight != 3 || rate.Warmup.Duration != 5*time.Second {
 		t.Fatalf("rate step %+v", rate)
 	}
 	if got := s.Matrix()[1].Key(); got != "go-b" {
@@ -88,7 +90,7 @@ func TestProfileOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	rate := s.Load.Steps[1]
-	if s.Repetitions != 1 || len(s.Matrix()) != 2 || rate.Duration != 5*time.Second || rate.Rate != 10 || len(rate.Targets) != 2 {
+	if s.Repetitions != 1 || len(s.Matrix()) != 2 || rate.Load.Duration != 5*time.Second || rate.Load.Rate != 10 || len(rate.Targets) != 2 {
 		t.Fatalf("reps %d variants %d step %+v", s.Repetitions, len(s.Matrix()), rate)
 	}
 	if _, err := Parse("demo.yaml", []byte(valid), "nope"); err == nil || !strings.Contains(err.Error(), `no profile "nope" (profiles: quick, paper)`) {
@@ -114,9 +116,14 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown axis", [2]string{"api-{lang}", "api-{language}"}, "demo.yaml:12: services.api.command: {language}: unknown placeholder"},
 		{"out outside build", [2]string{`ADDR: "{addr}"`, `ADDR: "{out}"`}, "{out} exists only in build commands"},
 		{"no ready", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {}"}, "services.db.ready: give exactly one of http or tcp"},
-		{"open with users", [2]string{"rate: 50.5", "rate: 50.5\n      users: 3"}, "load.steps[1]: users belong to model: closed"},
-		{"tick without coarse pacing", [2]string{"rate: 50.5", "rate: 50.5\n      tick: 1ms"}, "load.steps[1]: tick belongs to pacing: coarse"},
-		{"unbounded", [2]string{"iterations: 10", "connections: 10"}, "load.steps[0]: unbounded"},
+		{"open with users", [2]string{"rate: 50.5", "rate: 50.5\n      users: 3"}, "demo.yaml:29: load.steps[1]: users belong to the closed model"},
+		{"tick without coarse pacing", [2]string{"rate: 50.5", "rate: 50.5\n      tick: 1ms"}, "load.steps[1]: a tick applies to coarse pacing only"},
+		{"rate in the closed model", [2]string{"iterations: 10", "rate: 10"}, "load.steps[0]: a rate or stages belong to the open model"},
+		{"zero rate", [2]string{"rate: 50.5", "rate: 0"}, "load.steps[1]: a rate of 0 sends nothing"},
+		{"bad think", [2]string{"think: 500ms-1s", "think: 1s-500ms"}, `demo.yaml:26: load.steps[0].think: think time "1s-500ms": want a range`},
+		{"bad stages", [2]string{"duration: 1m", "stages: 10s"}, `load.steps[1].stages: stage "10s": want DURATION:RATE`},
+		{"bad arrivals", [2]string{"rate: 50.5", "rate: 50.5\n      arrivals: bursty"}, `load.steps[1].arrivals: arrivals "bursty": want uniform or poisson`},
+		{"bad min success", [2]string{"rate: 50.5", "rate: 50.5\n      min_success: 2"}, "load.steps[1]: the minimum success rate 2 must lie between 0 and 1"},
 		{"path without slash", [2]string{"path: /a,", "path: a,"}, "a path starts with /"},
 		{"profile unknown step", [2]string{"rate: {duration: 5s", "rat: {duration: 5s"}, "profiles.quick.steps.rat: no step of that name"},
 		{"profile unknown value", [2]string{"mode: [a]", "mode: [z]"}, `profiles.quick.variants.mode: "z" is not a value of axis mode`},

@@ -5,6 +5,8 @@ package study
 
 import (
 	"time"
+
+	"github.com/msbench/msbench/internal/load"
 )
 
 // Study is one experiment file after a profile has been applied.
@@ -104,23 +106,13 @@ type Plan struct {
 
 // Step is one measured load (after an optional warm-up).
 type Step struct {
-	Name        string
-	Model       string // closed or open
-	Users       int
-	Rate        float64
-	Stages      []Stage
-	Arrivals    string
-	Pacing      string        // precise or coarse
-	Tick        time.Duration // coarse pacing's wake-up grid; 0 for the default
-	Think       [2]time.Duration
-	Connections int
-	Duration    time.Duration
-	Requests    int64
-	Iterations  int
-	Timeout     time.Duration
-	Warmup      Warmup
-	Pause       time.Duration // after the step, before the next
-	Targets     []*Target
+	Name string
+	// Load is the load as msbench load takes it, validated by the same
+	// code; its targets are the step's Targets, resolved at run time.
+	Load    load.Spec
+	Warmup  Warmup
+	Pause   time.Duration // after the step, before the next
+	Targets []*Target
 	// Fresh restarts the dependencies and services before the step and
 	// skips verification, so that the step meets cold caches.
 	Fresh bool
@@ -142,12 +134,6 @@ type Event struct {
 	Action  string  // request, kill, restart, pause, resume
 	Target  string  // the service or dependency acted on
 	Request *Target // for Action request; sent to the load's service
-}
-
-// Stage ramps the open model's rate.
-type Stage struct {
-	Duration time.Duration
-	Rate     float64
 }
 
 // Warmup is load sent and summarised apart before the step is measured.

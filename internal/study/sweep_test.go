@@ -60,8 +60,8 @@ func TestStepTemplatesAndAxisAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(q.Load.Steps) != 3 || q.Load.Steps[0].Requests != 2 || q.Load.Steps[2].Requests != 10 {
-		t.Fatalf("quick: %d steps, requests %d and %d", len(q.Load.Steps), q.Load.Steps[0].Requests, q.Load.Steps[2].Requests)
+	if len(q.Load.Steps) != 3 || q.Load.Steps[0].Load.Requests != 2 || q.Load.Steps[2].Load.Requests != 10 {
+		t.Fatalf("quick: %d steps, requests %d and %d", len(q.Load.Steps), q.Load.Steps[0].Load.Requests, q.Load.Steps[2].Load.Requests)
 	}
 }
 
