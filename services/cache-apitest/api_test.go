@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,27 @@ func TestCacheStudy(t *testing.T) {
 				t.Run("more-mutations", func(t *testing.T) { checkMoreMutations(ctx, t, d) })
 				t.Run("stampede", func(t *testing.T) { checkStampede(t, d) })
 				t.Run("bad-input", func(t *testing.T) { checkBadInput(ctx, t, d) })
+			})
+		}
+	})
+	// The limits are web.Serve's and the gateway's, whatever the strategy.
+	t.Run("limits", func(t *testing.T) {
+		d := ds["db"]
+		var upstreams []string
+		for _, s := range d.instances {
+			upstreams = append(upstreams, s.addr)
+		}
+		for name, f := range map[string]func(t *testing.T){
+			"hostile/gateway": func(t *testing.T) { checkHostile(t, d.gateway) },
+			"hostile/rbac":    func(t *testing.T) { checkHostile(t, d.instances[0]) },
+			"sigterm/gateway": func(t *testing.T) {
+				checkSigterm(ctx, t, "gateway", bins.gateway, ports, []string{"UPSTREAMS=" + strings.Join(upstreams, ",")})
+			},
+			"sigterm/rbac": func(t *testing.T) { checkSigterm(ctx, t, "rbac", bins.rbac, ports, d.env) },
+		} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				f(t)
 			})
 		}
 	})

@@ -25,7 +25,13 @@ const (
 	ttl          = 5 * time.Second
 	readyTimeout = 30 * time.Second
 	stopGrace    = 5 * time.Second
+	// The services' READ_HEADER_TIMEOUT and READ_TIMEOUT, short so the
+	// hostile cases end quickly.
+	readHeaderTimeout = time.Second
+	readTimeout       = 2 * time.Second
 )
+
+var limitsEnv = []string{"READ_HEADER_TIMEOUT=" + readHeaderTimeout.String(), "READ_TIMEOUT=" + readTimeout.String()}
 
 var strategies = []string{"db", "redis", "inproc", "inproc-pubsub"}
 
@@ -43,6 +49,7 @@ type service struct {
 // instance "sf" with SINGLEFLIGHT=1, outside the gateway, for the stampede.
 type deployment struct {
 	strategy  string
+	env       []string  // the rbac instances'
 	db        *pgx.Conn // the deployment's own database, for checking
 	instances []*service
 	single    *service
@@ -77,7 +84,8 @@ func deploy(ctx context.Context, t *testing.T, bins binaries, pg, rd *deps.Insta
 		// As the paper ran Go, and the study does.
 		"GOMAXPROCS=1", "GOMEMLIMIT=256MiB",
 	}
-	d := &deployment{strategy: strategy, db: conn}
+	env = append(env, limitsEnv...)
+	d := &deployment{strategy: strategy, env: env, db: conn}
 	for _, name := range []string{"a", "b", "c"} {
 		d.instances = append(d.instances, launch(ctx, t, strategy, name, bins.rbac, ports, env, "INSTANCE="+name))
 	}
@@ -93,7 +101,7 @@ func deploy(ctx context.Context, t *testing.T, bins binaries, pg, rd *deps.Insta
 	for _, s := range d.instances {
 		upstreams = append(upstreams, s.addr)
 	}
-	d.gateway = launch(ctx, t, strategy, "gateway", bins.gateway, ports, nil, "UPSTREAMS="+strings.Join(upstreams, ","))
+	d.gateway = launch(ctx, t, strategy, "gateway", bins.gateway, ports, limitsEnv, "UPSTREAMS="+strings.Join(upstreams, ","))
 	waitReady(ctx, t, d.gateway)
 	return d
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -88,9 +91,37 @@ func (g *gateway) routes() http.Handler {
 }
 
 func (g *gateway) forward(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		// Read first, as web.Serve limits it: a body too large, malformed or
+		// cut short is the client's fault, which ReverseProxy would blame
+		// on the upstream (502); and no upstream waits on a slow client.
+		// Bodies are small JSON objects.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			status, reason := bodyError(err)
+			web.Error(w, status, "request body: "+reason)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.TransferEncoding = nil // sent with its length now
+	}
 	u := g.upstreams[(g.next.Add(1)-1)%uint64(len(g.upstreams))]
 	u.requests.Add(1)
 	u.proxy.ServeHTTP(w, r)
+}
+
+// bodyError says why reading a request body failed, in the client's terms.
+func bodyError(err error) (status int, reason string) {
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("over %d bytes", tooBig.Limit)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return http.StatusRequestTimeout, "not received in time"
+	}
+	return http.StatusBadRequest, err.Error()
 }
 
 type upstreamStats struct {

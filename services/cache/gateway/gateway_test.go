@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // echoUpstream answers with its name in X-Instance and echoes what it got.
@@ -140,5 +142,62 @@ func TestDownUpstreamIsA502WithoutRetry(t *testing.T) {
 	}
 	if s := getStats(t, gw); s.Requests != 0 || s.Upstreams[1].Failures != 0 {
 		t.Errorf("stats after reset %+v, want zeros", s)
+	}
+}
+
+// A request body that is malformed or never completes is the client's
+// fault: 400 or 408 with the reason, not the 502 of an upstream failure,
+// and no upstream is asked.
+func TestBadRequestBodyIsTheClients(t *testing.T) {
+	ups, err := parseUpstreams(echoUpstream(t, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const readTimeout = 300 * time.Millisecond
+	gw := httptest.NewUnstartedServer(newGateway(ups).routes())
+	gw.Config.ReadTimeout = readTimeout
+	gw.Start()
+	t.Cleanup(gw.Close)
+
+	head := "POST /roles/1/permissions HTTP/1.1\r\nHost: rbac.test\r\n"
+	for _, c := range []struct {
+		name, request string
+		status        int
+		reason        string
+	}{
+		{"malformed chunked", head + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", http.StatusBadRequest, "chunk"},
+		{"shorter than its length", head + "Content-Length: 100\r\n\r\n{\"permission_id\"", http.StatusRequestTimeout, "not received in time"},
+	} {
+		conn, err := net.Dial("tcp", gw.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		io.WriteString(conn, c.request)
+		conn.SetReadDeadline(start.Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(body), c.reason) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.name, resp.StatusCode, body, c.status, c.reason)
+		}
+		if took := time.Since(start); took > readTimeout+time.Second {
+			t.Errorf("%s: answered after %v, want within the read timeout %v", c.name, took, readTimeout)
+		}
+	}
+	if s := getStats(t, gw); s.Requests != 0 || s.Upstreams[0].Failures != 0 {
+		t.Errorf("stats %+v, want no request passed on and no upstream failure", s)
+	}
+	resp, err := http.Post(gw.URL+"/roles/1/permissions", "application/json", strings.NewReader(`{"permission_id":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != `POST /roles/1/permissions {"permission_id":7}` {
+		t.Errorf("after the bad bodies: %d %q, want the upstream's echo", resp.StatusCode, body)
 	}
 }

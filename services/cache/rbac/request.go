@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -109,6 +110,7 @@ func bodyError(err error) error {
 		syntax *json.SyntaxError
 		typ    *json.UnmarshalTypeError
 		tooBig *http.MaxBytesError
+		netErr net.Error
 	)
 	switch {
 	case errors.Is(err, io.EOF):
@@ -123,6 +125,8 @@ func bodyError(err error) error {
 		return badRequest("%s: want %s, got JSON %s", typ.Field, typ.Type, typ.Value)
 	case errors.As(err, &tooBig):
 		return &apiError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("body over %d bytes", tooBig.Limit)}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return &apiError{status: http.StatusRequestTimeout, reason: "body not received in time"}
 	}
 	// What is left is json's "unknown field" error, which reads well as is.
 	return badRequest("%v", err)

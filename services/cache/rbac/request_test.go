@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // wantAPIError checks err is an apiError of status whose reason says want.
@@ -50,6 +52,14 @@ func TestDecodeTooLarge(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPatch, "/roles/1", strings.NewReader(body))
 	_, err := decodeRename(httptest.NewRecorder(), r)
 	wantAPIError(t, err, http.StatusRequestEntityTooLarge, "body over")
+}
+
+// A body that stops coming ends at the server's read timeout, which the
+// body reader reports.
+func TestDecodeTimeout(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/roles/1/permissions", iotest.ErrReader(os.ErrDeadlineExceeded))
+	_, err := decodeGrant(httptest.NewRecorder(), r)
+	wantAPIError(t, err, http.StatusRequestTimeout, "not received in time")
 }
 
 func pad(n int) string { return strings.Repeat(" ", n) }

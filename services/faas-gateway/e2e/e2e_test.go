@@ -34,6 +34,22 @@ const textPlain = "text/plain; charset=utf-8"
 // maxN is the MATH_MAX_N the gateways run with, low so the limit is cheap to hit.
 const maxN = 1_000_000
 
+// The gateways' READ_HEADER_TIMEOUT and READ_TIMEOUT, short so the hostile
+// cases end quickly.
+const (
+	readHeaderTimeout = time.Second
+	readTimeout       = 2 * time.Second
+)
+
+// headerTimeout is when a gateway gives up on a request's headers:
+// fasthttp (Fiber) has one deadline for the headers and the body.
+func headerTimeout(framework string) time.Duration {
+	if framework == "fiber" {
+		return readTimeout
+	}
+	return readHeaderTimeout
+}
+
 var client = &http.Client{Timeout: 10 * time.Second}
 
 // process is a started binary whose output is kept for failure reports.
@@ -240,7 +256,8 @@ func TestGateways(t *testing.T) {
 		for _, policy := range policies {
 			gateways = append(gateways, start(t, fw+"/"+policy, filepath.Join(bin, "gateway-"+fw),
 				"ADDR=127.0.0.1:0", "RPC_ADDR="+rpc.addr, "RPC_POLICY="+policy,
-				"RPC_TIMEOUT=5s", "MATH_MAX_N="+strconv.Itoa(maxN)))
+				"RPC_TIMEOUT=5s", "MATH_MAX_N="+strconv.Itoa(maxN),
+				"READ_HEADER_TIMEOUT="+readHeaderTimeout.String(), "READ_TIMEOUT="+readTimeout.String()))
 		}
 	}
 
@@ -262,6 +279,21 @@ func TestGateways(t *testing.T) {
 				if fn := timings(t, resp.Header.Get("Server-Timing"))["fn"]; resp.StatusCode != http.StatusOK || fn < 1000 {
 					t.Errorf("/sleep: %d, fn %v ms; want 200 and at least 1000 ms", resp.StatusCode, fn)
 				}
+			})
+		}
+	})
+
+	// The limits are the framework's, not the RPC policy's: one gateway
+	// per framework.
+	t.Run("hostile", func(t *testing.T) {
+		for _, gw := range gateways {
+			framework, policy, _ := strings.Cut(gw.name, "/")
+			if policy != "pooled" {
+				continue
+			}
+			t.Run(framework, func(t *testing.T) {
+				t.Parallel()
+				checkHostile(t, gw, framework)
 			})
 		}
 	})
@@ -304,6 +336,20 @@ func TestGateways(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			checkOK(t, gw, "/math?n=1000", textPlain)
+		}
+	})
+
+	// On gateways of their own, as they end; with the default timeouts, so
+	// that only the shutdown grace can end the stalled request.
+	t.Run("sigterm", func(t *testing.T) {
+		for _, fw := range frameworks {
+			t.Run(fw, func(t *testing.T) {
+				t.Parallel()
+				gw := start(t, fw+"/sigterm", filepath.Join(bin, "gateway-"+fw),
+					"ADDR=127.0.0.1:0", "RPC_ADDR="+rpc.addr, "RPC_TIMEOUT=5s")
+				waitHealthy(t, gw)
+				checkSigterm(t, gw)
+			})
 		}
 	})
 }

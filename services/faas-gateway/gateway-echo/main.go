@@ -2,7 +2,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -10,19 +9,18 @@ import (
 	"github.com/msbench/msbench/services/faas-gateway/gateway"
 )
 
-func serve(g *gateway.Gateway, ln net.Listener) error {
+func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {
 	e := echo.New()
-	e.HideBanner = true
-	e.HidePort = true
 	e.GET(gateway.HealthPath, func(c echo.Context) error {
 		return c.String(http.StatusOK, gateway.HealthBody)
 	})
 	for _, ep := range gateway.Endpoints {
 		e.GET(ep.Path, handler(g, ep))
 	}
-	// Echo serves on e.Listener when it is set; the address is then unused.
-	e.Listener = ln
-	return e.Start("")
+	// Echo's "custom server" way: e is the Handler of an http.Server.
+	// (e.Start would set e.Server.Handler to e itself, dropping the body
+	// check around it.)
+	return gateway.HTTPServer(e, l)
 }
 
 func handler(g *gateway.Gateway, ep gateway.Endpoint) echo.HandlerFunc {
@@ -34,5 +32,5 @@ func handler(g *gateway.Gateway, ep gateway.Endpoint) echo.HandlerFunc {
 }
 
 func main() {
-	gateway.Main("echo", serve)
+	gateway.Main("echo", newServer)
 }

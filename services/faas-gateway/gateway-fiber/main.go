@@ -3,22 +3,31 @@
 package main
 
 import (
-	"net"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/msbench/msbench/services/faas-gateway/gateway"
 )
 
-func serve(g *gateway.Gateway, ln net.Listener) error {
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {
+	app := fiber.New(fiber.Config{
+		DisableStartupMessage: true,
+		// fasthttp has no separate header timeout: ReadTimeout covers the
+		// headers and the body together.
+		ReadTimeout:  l.ReadTimeout,
+		WriteTimeout: l.WriteTimeout,
+		IdleTimeout:  l.IdleTimeout,
+		// fasthttp's read buffer holds the whole header block, so its size
+		// is the header limit.
+		ReadBufferSize: gateway.MaxHeaderBytes,
+		BodyLimit:      gateway.MaxBodyBytes,
+	})
 	app.Get(gateway.HealthPath, func(c *fiber.Ctx) error {
 		return c.SendString(gateway.HealthBody)
 	})
 	for _, ep := range gateway.Endpoints {
 		app.Get(ep.Path, handler(g, ep))
 	}
-	return app.Listener(ln)
+	return gateway.Server{Serve: app.Listener, Shutdown: app.ShutdownWithContext}
 }
 
 func handler(g *gateway.Gateway, ep gateway.Endpoint) fiber.Handler {
@@ -33,5 +42,5 @@ func handler(g *gateway.Gateway, ep gateway.Endpoint) fiber.Handler {
 }
 
 func main() {
-	gateway.Main("fiber", serve)
+	gateway.Main("fiber", newServer)
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -11,7 +10,7 @@ import (
 	"github.com/msbench/msbench/services/faas-gateway/gateway"
 )
 
-func serve(g *gateway.Gateway, ln net.Listener) error {
+func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.GET(gateway.HealthPath, func(c *gin.Context) {
@@ -20,7 +19,9 @@ func serve(g *gateway.Gateway, ln net.Listener) error {
 	for _, ep := range gateway.Endpoints {
 		r.GET(ep.Path, handler(g, ep))
 	}
-	return r.RunListener(ln)
+	// Gin's documentation sets server timeouts on an http.Server around
+	// the engine rather than through r.Run.
+	return gateway.HTTPServer(r, l)
 }
 
 func handler(g *gateway.Gateway, ep gateway.Endpoint) gin.HandlerFunc {
@@ -32,5 +33,5 @@ func handler(g *gateway.Gateway, ep gateway.Endpoint) gin.HandlerFunc {
 }
 
 func main() {
-	gateway.Main("gin", serve)
+	gateway.Main("gin", newServer)
 }

@@ -2,14 +2,14 @@
 package main
 
 import (
-	"net"
+	"log"
 
 	"github.com/kataras/iris/v12"
 
 	"github.com/msbench/msbench/services/faas-gateway/gateway"
 )
 
-func serve(g *gateway.Gateway, ln net.Listener) error {
+func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {
 	app := iris.New()
 	app.Get(gateway.HealthPath, func(ctx iris.Context) {
 		ctx.WriteString(gateway.HealthBody)
@@ -17,7 +17,13 @@ func serve(g *gateway.Gateway, ln net.Listener) error {
 	for _, ep := range gateway.Endpoints {
 		app.Get(ep.Path, handler(g, ep))
 	}
-	return app.Run(iris.Listener(ln), iris.WithoutStartupLog, iris.WithoutServerError(iris.ErrServerClosed))
+	// Iris's "std-way" custom server: the built app is the Handler of an
+	// http.Server. app.Run would also install Iris's own SIGINT/SIGTERM
+	// handler, whose shutdown waits up to 10 s.
+	if err := app.Build(); err != nil {
+		log.Fatalf("build iris app: %v", err)
+	}
+	return gateway.HTTPServer(app, l)
 }
 
 func handler(g *gateway.Gateway, ep gateway.Endpoint) iris.Handler {
@@ -32,5 +38,5 @@ func handler(g *gateway.Gateway, ep gateway.Endpoint) iris.Handler {
 }
 
 func main() {
-	gateway.Main("iris", serve)
+	gateway.Main("iris", newServer)
 }

@@ -3,9 +3,7 @@
 package main
 
 import (
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/msbench/msbench/services/faas-gateway/gateway"
 )
@@ -20,7 +18,7 @@ func handler(g *gateway.Gateway, ep gateway.Endpoint) http.HandlerFunc {
 	}
 }
 
-func serve(g *gateway.Gateway, ln net.Listener) error {
+func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+gateway.HealthPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte(gateway.HealthBody))
@@ -28,10 +26,9 @@ func serve(g *gateway.Gateway, ln net.Listener) error {
 	for _, ep := range gateway.Endpoints {
 		mux.HandleFunc("GET "+ep.Path, handler(g, ep))
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return srv.Serve(ln)
+	return gateway.HTTPServer(mux, l)
 }
 
 func main() {
-	gateway.Main("nethttp", serve)
+	gateway.Main("nethttp", newServer)
 }

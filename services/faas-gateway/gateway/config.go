@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -20,6 +21,7 @@ type Config struct {
 	Addr     string
 	RPC      rpcclient.Config
 	MaxMathN uint64
+	Limits   Limits
 }
 
 // ConfigFromEnv reads the configuration from environment variables:
@@ -30,11 +32,15 @@ type Config struct {
 //	RPC_TIMEOUT    whole-call timeout as a Go duration (default 30s)
 //	RPC_POOL_SIZE  persistent connections under pooled (default 4)
 //	MATH_MAX_N     largest n /math accepts (default 200000000)
+//
+// and the Limits from READ_HEADER_TIMEOUT, READ_TIMEOUT, WRITE_TIMEOUT and
+// IDLE_TIMEOUT (Go durations, defaults in DefaultLimits).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Addr:     getenv("ADDR"),
 		RPC:      rpcclient.Config{Addr: getenv("RPC_ADDR"), Policy: rpcclient.PolicyPooled},
 		MaxMathN: DefaultMaxMathN,
+		Limits:   DefaultLimits,
 	}
 	if cfg.Addr == "" {
 		return Config{}, errors.New("ADDR is not set (e.g. ADDR=127.0.0.1:5555)")
@@ -49,12 +55,33 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.RPC.Policy = p
 	}
-	if v := getenv("RPC_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("RPC_TIMEOUT: want a positive duration such as 30s, got %q", v)
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"RPC_TIMEOUT", &cfg.RPC.CallTimeout},
+		{"READ_HEADER_TIMEOUT", &cfg.Limits.ReadHeaderTimeout},
+		{"READ_TIMEOUT", &cfg.Limits.ReadTimeout},
+		{"WRITE_TIMEOUT", &cfg.Limits.WriteTimeout},
+		{"IDLE_TIMEOUT", &cfg.Limits.IdleTimeout},
+	} {
+		if v := getenv(d.name); v != "" {
+			dur, err := time.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return Config{}, fmt.Errorf("%s: want a positive duration such as 30s, got %q", d.name, v)
+			}
+			*d.dst = dur
 		}
-		cfg.RPC.CallTimeout = d
+	}
+	if l := cfg.Limits; l.ReadHeaderTimeout > l.ReadTimeout {
+		return Config{}, fmt.Errorf("READ_HEADER_TIMEOUT %v is above READ_TIMEOUT %v, which covers the headers too", l.ReadHeaderTimeout, l.ReadTimeout)
+	}
+	// net/http's write deadline runs from the end of the request headers,
+	// so it includes the handler: a shorter one would cut off a slow call's
+	// answer, the 504 included.
+	callTimeout := cmp.Or(cfg.RPC.CallTimeout, rpcclient.DefaultCallTimeout)
+	if cfg.Limits.WriteTimeout <= callTimeout {
+		return Config{}, fmt.Errorf("WRITE_TIMEOUT %v must exceed the RPC call timeout %v", cfg.Limits.WriteTimeout, callTimeout)
 	}
 	if v := getenv("RPC_POOL_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -181,6 +181,7 @@ func TestConfigFromEnv(t *testing.T) {
 				Addr:     "127.0.0.1:5555",
 				RPC:      rpcclient.Config{Addr: function.DefaultAddr, Policy: rpcclient.PolicyPooled},
 				MaxMathN: DefaultMaxMathN,
+				Limits:   DefaultLimits,
 			},
 		},
 		{
@@ -188,6 +189,7 @@ func TestConfigFromEnv(t *testing.T) {
 			env: map[string]string{
 				"ADDR": "127.0.0.1:5556", "RPC_ADDR": "127.0.0.1:9000", "RPC_POLICY": "dial",
 				"RPC_TIMEOUT": "2s", "RPC_POOL_SIZE": "8", "MATH_MAX_N": "1000",
+				"READ_HEADER_TIMEOUT": "1s", "READ_TIMEOUT": "1500ms", "WRITE_TIMEOUT": "3s", "IDLE_TIMEOUT": "4s",
 			},
 			want: Config{
 				Addr: "127.0.0.1:5556",
@@ -196,6 +198,7 @@ func TestConfigFromEnv(t *testing.T) {
 					CallTimeout: 2 * time.Second, PoolSize: 8,
 				},
 				MaxMathN: 1000,
+				Limits:   Limits{ReadHeaderTimeout: time.Second, ReadTimeout: 1500 * time.Millisecond, WriteTimeout: 3 * time.Second, IdleTimeout: 4 * time.Second},
 			},
 		},
 		{name: "no addr", env: map[string]string{}, wantErr: "ADDR"},
@@ -204,6 +207,11 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "negative timeout", env: map[string]string{"ADDR": "x", "RPC_TIMEOUT": "-1s"}, wantErr: "RPC_TIMEOUT"},
 		{name: "bad pool", env: map[string]string{"ADDR": "x", "RPC_POOL_SIZE": "0"}, wantErr: "RPC_POOL_SIZE"},
 		{name: "bad max n", env: map[string]string{"ADDR": "x", "MATH_MAX_N": "-3"}, wantErr: "MATH_MAX_N"},
+		{name: "bad header timeout", env: map[string]string{"ADDR": "x", "READ_HEADER_TIMEOUT": "0s"}, wantErr: "READ_HEADER_TIMEOUT"},
+		{name: "bad idle timeout", env: map[string]string{"ADDR": "x", "IDLE_TIMEOUT": "soon"}, wantErr: "IDLE_TIMEOUT"},
+		{name: "header after read", env: map[string]string{"ADDR": "x", "READ_HEADER_TIMEOUT": "20s"}, wantErr: "READ_HEADER_TIMEOUT"},
+		{name: "write within rpc timeout", env: map[string]string{"ADDR": "x", "RPC_TIMEOUT": "60s"}, wantErr: "WRITE_TIMEOUT"},
+		{name: "write within default rpc timeout", env: map[string]string{"ADDR": "x", "WRITE_TIMEOUT": "30s"}, wantErr: "WRITE_TIMEOUT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

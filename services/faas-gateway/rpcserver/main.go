@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/rpc"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/msbench/msbench/services/faas-gateway/function"
 	"github.com/msbench/msbench/services/faas-gateway/loopback"
@@ -19,8 +21,18 @@ func main() {
 	addr := flag.String("addr", envOr("ADDR", function.DefaultAddr), "listen address, loopback only (env ADDR)")
 	data := flag.String("data", envOr("DATA_DIR", filepath.Join(os.TempDir(), "msbench-faas-gateway")),
 		"directory for the generated input image (env DATA_DIR)")
+	readTimeout := flag.Duration("read-timeout", defaultReadTimeout,
+		"time a call may take to arrive once its first byte has (env READ_TIMEOUT)")
+	if v := os.Getenv("READ_TIMEOUT"); v != "" {
+		if err := flag.Set("read-timeout", v); err != nil {
+			log.Fatalf("READ_TIMEOUT: %v", err)
+		}
+	}
 	flag.Parse()
-	if err := run(*addr, *data); err != nil {
+	if *readTimeout <= 0 {
+		log.Fatalf("read timeout %v: want a positive duration", *readTimeout)
+	}
+	if err := run(*addr, *data, *readTimeout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -32,7 +44,11 @@ func envOr(key, fallback string) string {
 	return fallback
 }
 
-func run(addr, dataDir string) error {
+// defaultReadTimeout is generous: a call is a few dozen bytes the gateways
+// write at once.
+const defaultReadTimeout = 10 * time.Second
+
+func run(addr, dataDir string, readTimeout time.Duration) error {
 	imagePath, err := function.PrepareImage(dataDir)
 	if err != nil {
 		return fmt.Errorf("prepare input image: %w", err)
@@ -46,6 +62,16 @@ func run(addr, dataDir string) error {
 		return err
 	}
 	log.Printf("listening on %s (input image %s)", ln.Addr(), imagePath)
-	srv.Accept(ln)
-	return fmt.Errorf("stopped accepting on %s", ln.Addr())
+	return serve(ln, srv, readTimeout)
+}
+
+// serve serves srv on ln, each connection with a callCodec.
+func serve(ln net.Listener, srv *rpc.Server, readTimeout time.Duration) error {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
+		}
+		go srv.ServeCodec(newCallCodec(conn, readTimeout))
+	}
 }

@@ -1,6 +1,14 @@
 package web
 
-import "testing"
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestListenAddr(t *testing.T) {
 	for addr, ok := range map[string]bool{
@@ -23,5 +31,89 @@ func TestListenAddr(t *testing.T) {
 		if !ok && err == nil {
 			t.Errorf("ADDR=%q accepted, want an error", addr)
 		}
+	}
+}
+
+func TestNewServerTimeouts(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	srv, err := newServer("127.0.0.1:1", http.NotFoundHandler(), getenv)
+	if err != nil || srv.ReadHeaderTimeout != 5*time.Second || srv.ReadTimeout != 10*time.Second ||
+		srv.IdleTimeout != 120*time.Second || srv.MaxHeaderBytes != maxHeaderBytes {
+		t.Errorf("defaults: %+v, %v", srv, err)
+	}
+	env = map[string]string{"READ_HEADER_TIMEOUT": "1s", "READ_TIMEOUT": "2s", "IDLE_TIMEOUT": "3s"}
+	srv, err = newServer("127.0.0.1:1", http.NotFoundHandler(), getenv)
+	if err != nil || srv.ReadHeaderTimeout != time.Second || srv.ReadTimeout != 2*time.Second || srv.IdleTimeout != 3*time.Second {
+		t.Errorf("from env: %+v, %v", srv, err)
+	}
+	for _, bad := range []string{"5", "-1s", "0s", "soon"} {
+		env = map[string]string{"READ_TIMEOUT": bad}
+		if _, err := newServer("127.0.0.1:1", http.NotFoundHandler(), getenv); err == nil || !strings.Contains(err.Error(), "READ_TIMEOUT") {
+			t.Errorf("READ_TIMEOUT=%q: %v, want an error naming it", bad, err)
+		}
+	}
+}
+
+// On shutdown a request in flight is answered, and one whose body never
+// comes is cut off after the grace rather than holding the process.
+func TestServeShutdownGrace(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(500 * time.Millisecond)
+		}
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte("done"))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, addr, h) }()
+
+	var stalled net.Conn
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if stalled, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Serve not listening: %v", err)
+		}
+	}
+	defer stalled.Close()
+	io.WriteString(stalled, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+	slow := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/slow")
+		if err != nil {
+			slow <- err.Error()
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		slow <- string(body)
+	}()
+	time.Sleep(100 * time.Millisecond) // both requests in flight
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still running 5 s after shutdown began")
+	}
+	if took := time.Since(start); took < shutdownGrace*9/10 || took > 2*time.Second {
+		t.Errorf("Serve returned %v after shutdown began, want after the %v grace and within 2 s", took, shutdownGrace)
+	}
+	if got := <-slow; got != "done" {
+		t.Errorf("request in flight at shutdown: %q, want it answered", got)
 	}
 }
