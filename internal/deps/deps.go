@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -98,9 +99,18 @@ const (
 	// readyTimeout is generous because parallel starts on 2 cores slow
 	// each other down; a healthy server is ready in a few seconds.
 	readyTimeout = 60 * time.Second
-	// stopGrace is how long a server may take to shut down cleanly before
-	// it is killed.
-	stopGrace = 10 * time.Second
+	// restartGrace is how long a server may take to shut down cleanly
+	// before it is killed for Restart, which keeps its data: as long as a
+	// service manager would give it.
+	restartGrace = 10 * time.Second
+	// stopGrace is the same for Stop, which deletes the data right after,
+	// so a clean shutdown protects nothing there (what a killed server
+	// leaves outside the private dir, Stop frees anyway). It is short
+	// because a run stopping on SIGTERM or Ctrl-C stops its dependencies
+	// one after the other and must not wait long for a hung one, yet
+	// about three times what the slowest, RabbitMQ, takes on 2 busy cores
+	// (1.1 s), so that a kill stays the exception.
+	stopGrace = 3 * time.Second
 )
 
 // Instance is a started dependency.
@@ -108,10 +118,14 @@ type Instance struct {
 	Kind Kind
 	Name string
 	Addr string // 127.0.0.1:PORT
-	// URL is a connection string that the usual client library takes.
+	// URL is a connection string that the usual client library takes,
+	// with the credentials.
 	URL string
 	// Values are placeholders for a study: addr, host, port and url, and
-	// where they apply user, password, database and (MariaDB) dsn.
+	// where they apply user, password, database and (MariaDB) dsn. The
+	// password is a random secret of this instance (no account of a
+	// server has a known one), so these values and URL are the only way
+	// in: keep them out of anything written to disk.
 	Values map[string]string
 	// StartupTime is from Start's call until ready, without finding or
 	// building programs.
@@ -170,7 +184,13 @@ func (in *Instance) start(ctx context.Context) error {
 	maps.Copy(in.Values, in.srv.values(in.env))
 	in.life.Lock()
 	defer in.life.Unlock()
-	return in.launch(ctx)
+	if err := in.launch(ctx); err != nil {
+		return err
+	}
+	if s, ok := in.srv.(seeder); ok {
+		return s.seeded(in.env)
+	}
+	return nil
 }
 
 // running is a started process and how to ask it to shut down.
@@ -199,17 +219,21 @@ func (in *Instance) launch(ctx context.Context) error {
 			return err
 		}
 	}
+	if l, ok := in.srv.(leftovers); ok {
+		l.lease(in.env)
+	}
 	return nil
 }
 
-// halt stops the processes in reverse start order. The caller holds life.
-func (in *Instance) halt() error {
+// halt stops the processes in reverse start order, each given grace to
+// exit cleanly. The caller holds life.
+func (in *Instance) halt(grace time.Duration) error {
 	in.mu.Lock()
 	procs := in.procs
 	in.mu.Unlock()
 	var errs []error
 	for _, r := range slices.Backward(procs) {
-		errs = append(errs, stopGracefully(r.p, r.stop))
+		errs = append(errs, stopGracefully(r.p, r.stop, grace))
 	}
 	in.mu.Lock()
 	in.procs = nil
@@ -240,7 +264,7 @@ func (in *Instance) Restart(ctx context.Context) error {
 	if in.stopped {
 		return fmt.Errorf("restart %s: instance is stopped", in.Name)
 	}
-	if err := in.halt(); err != nil {
+	if err := in.halt(restartGrace); err != nil {
 		return fmt.Errorf("restart %s: %w", in.Name, err)
 	}
 	if err := in.launch(ctx); err != nil {
@@ -259,12 +283,16 @@ func (in *Instance) Stop() error {
 		return nil
 	}
 	in.stopped = true
-	err := in.halt()
+	err := in.halt(stopGrace)
 	if l, ok := in.srv.(leftovers); ok {
 		err = errors.Join(err, l.release(in.env))
 	}
 	if in.env.dir != "" {
-		err = errors.Join(err, os.RemoveAll(in.env.dir))
+		rmErr := os.RemoveAll(in.env.dir)
+		if rmErr == nil && in.env.ownDir {
+			lease.Release(lease.Dir, in.env.dir)
+		}
+		err = errors.Join(err, rmErr)
 	}
 	if err != nil {
 		return fmt.Errorf("stop %s: %w", in.Name, err)
@@ -278,6 +306,7 @@ type env struct {
 	kind   Kind
 	name   string
 	dir    string
+	ownDir bool // made by create, so leased
 	logDir string
 	port   int
 	ports  *proc.PortAllocator
@@ -311,7 +340,10 @@ func (e *env) create() error {
 		if err != nil {
 			return fmt.Errorf("private dir: %w", err)
 		}
-		e.dir = dir
+		// Ours to remove, also after a hard death: the next msbench
+		// does it then.
+		lease.Take(lease.Dir, dir)
+		e.dir, e.ownDir = dir, true
 	} else if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return fmt.Errorf("private dir: %w", err)
 	}

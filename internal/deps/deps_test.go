@@ -20,7 +20,7 @@ import (
 
 // proctest makes the test binary a subreaper and fails the run if any
 // process is left behind, including one a server daemonized.
-func TestMain(m *testing.M) { proctest.Main(m, nil) }
+func TestMain(m *testing.M) { proctest.Main(m, proctest.Modes{"hold": hold}) }
 
 // testTimeout bounds one kind's whole life, including a first build of
 // FerretDB (about a minute on 2 cores) while other servers start.
@@ -36,7 +36,24 @@ type client struct {
 	// has reads key written before a restart; nil for kinds that keep
 	// nothing across one (Redis without persistence, transient queues).
 	has func(ctx context.Context, in *Instance, key string) error
+	// login connects as user with password and makes a round trip; nil
+	// for a kind without authentication.
+	login func(ctx context.Context, in *Instance, user, password string) error
+	// refused matches (a regexp) the error of a login with wrong
+	// credentials.
+	refused string
+	// strangers are logins besides a wrong password that must be refused:
+	// the server's well-known accounts.
+	strangers []login
+	// user is the system user the server runs as when msbench is root;
+	// empty: root.
+	user string
+	// secrets are the files in the private dir that may hold the password
+	// in the clear while the instance runs.
+	secrets []string
 }
+
+type login struct{ user, password string }
 
 // testLifecycle starts kind, uses it, restarts it cleanly and after a kill
 // (the fault injection paths), uses it again on the same address, and
@@ -49,11 +66,13 @@ func testLifecycle(t *testing.T, kind Kind, c client) {
 	if err := c.use(ctx, in, "before"); err != nil {
 		t.Fatalf("use: %v", err)
 	}
+	checkCredentials(ctx, t, in, c)
 	addr, url := in.Addr, in.URL
 	first := in.Processes()
 	if want := in.Name + "/" + c.server; first[0].Name() != want {
 		t.Errorf("first process is %s, want the server %s", first[0].Name(), want)
 	}
+	checkServerProcess(t, in, c)
 
 	begin := time.Now()
 	if err := in.Restart(ctx); err != nil {
@@ -85,6 +104,7 @@ func testLifecycle(t *testing.T, kind Kind, c client) {
 	if err := c.use(ctx, in, "after"); err != nil {
 		t.Fatalf("use after restart: %v", err)
 	}
+	checkServerProcess(t, in, c)
 
 	// Stop is the shutdown path: it must work when the run was cancelled.
 	cancel()
@@ -138,9 +158,11 @@ func tempDir(t *testing.T) string {
 func stopAndCheck(t *testing.T, in *Instance) {
 	t.Helper()
 	procs, ports, dir := in.Processes(), instancePorts(in), in.env.dir
+	begin := time.Now()
 	if err := in.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%s stopped in %v", in.Kind, time.Since(begin).Round(time.Millisecond))
 	if err := in.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}

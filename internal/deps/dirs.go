@@ -10,14 +10,8 @@ import (
 
 // userDir creates the subdirectory name of the private dir for a server
 // that runs as the system user owner and must own its files (PostgreSQL
-// refuses to run as root; MariaDB drops to its own user).
+// refuses to run as root; MariaDB drops to its own user; Redis is made to).
 func (e *env) userDir(name, owner string) (string, error) {
-	u, err := user.Lookup(owner)
-	if err != nil {
-		return "", fmt.Errorf("system user %s: %w", owner, err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
 	if err := searchable(e.dir); err != nil {
 		return "", fmt.Errorf("%s runs as user %s, which %w; put the private dir under a directory others may enter, e.g. %s",
 			e.kind, owner, err, os.TempDir())
@@ -26,10 +20,21 @@ func (e *env) userDir(name, owner string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	if err := os.Chown(dir, uid, gid); err != nil {
+	if err := chown(dir, owner); err != nil {
 		return "", err
 	}
 	return dir, nil
+}
+
+// chown gives path to the system user owner and its primary group.
+func chown(path, owner string) error {
+	u, err := user.Lookup(owner)
+	if err != nil {
+		return fmt.Errorf("system user %s: %w", owner, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(path, uid, gid)
 }
 
 // searchable checks that a user other than the owner can reach dir, i.e.

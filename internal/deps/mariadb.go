@@ -17,15 +17,16 @@ import (
 // host's /etc/mysql.
 type mariadb struct {
 	installDB, server string
-	data              string
+	data, password    string
 }
 
-// mariadbSetup runs once, in the bootstrap server of mariadb-install-db.
-// Grant tables are only loaded after FLUSH PRIVILEGES there.
+// mariadbSetup runs once, in the bootstrap server of mariadb-install-db,
+// with the password of the user msbench. Grant tables are only loaded after
+// FLUSH PRIVILEGES there.
 const mariadbSetup = `FLUSH PRIVILEGES;
 CREATE DATABASE ` + dbName + `;
-CREATE USER '` + dbUser + `'@'%' IDENTIFIED BY '` + dbPassword + `';
-GRANT ALL PRIVILEGES ON *.* TO '` + dbUser + `'@'%';
+CREATE USER '` + dbUser + `'@'%%' IDENTIFIED BY '%s';
+GRANT ALL PRIVILEGES ON *.* TO '` + dbUser + `'@'%%';
 `
 
 func (s *mariadb) find(_ context.Context, e *env) error {
@@ -42,14 +43,18 @@ func (s *mariadb) init(ctx context.Context, e *env) error {
 	if s.data, err = e.userDir("data", "mysql"); err != nil {
 		return err
 	}
+	s.password = newPassword()
+	// mariadb-install-db, which runs as msbench's user, reads it.
 	setup := e.path("setup.sql")
-	if err := os.WriteFile(setup, []byte(mariadbSetup), 0o644); err != nil {
+	if err := writeSecret(setup, fmt.Sprintf(mariadbSetup, s.password), ""); err != nil {
 		return err
 	}
-	// No test database and a password-less root: fewer steps, and msbench
-	// uses its own user anyway.
+	defer os.Remove(setup)
+	// No test database. root and mysql authenticate by unix_socket only,
+	// i.e. as those system users on the server's socket: over TCP they
+	// are refused, and only msbench's own user is open, by password.
 	spec := e.spec("mariadb-install-db", s.installDB, "--no-defaults", "--user=mysql", "--datadir="+s.data,
-		"--skip-test-db", "--auth-root-authentication-method=normal", "--extra-file="+setup)
+		"--skip-test-db", "--auth-root-authentication-method=socket", "--extra-file="+setup)
 	if err := runOnce(ctx, spec); err != nil {
 		return fmt.Errorf("mariadb-install-db: %w", err)
 	}
@@ -59,19 +64,19 @@ func (s *mariadb) init(ctx context.Context, e *env) error {
 // url is the URL form that most client libraries take; values has the Go
 // driver's DSN as dsn.
 func (s *mariadb) url(e *env) string {
-	return fmt.Sprintf("mysql://%s:%s@%s/%s", dbUser, dbPassword, e.addr(), dbName)
+	return fmt.Sprintf("mysql://%s:%s@%s/%s", dbUser, s.password, e.addr(), dbName)
 }
 
 func (s *mariadb) dsn(e *env) string { return s.config(e).FormatDSN() }
 
 func (s *mariadb) config(e *env) *mysql.Config {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = dbUser, dbPassword, "tcp", e.addr(), dbName
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = dbUser, s.password, "tcp", e.addr(), dbName
 	return cfg
 }
 
 func (s *mariadb) values(e *env) map[string]string {
-	v := credentials()
+	v := credentials(s.password)
 	v["dsn"] = s.dsn(e)
 	return v
 }

@@ -15,10 +15,10 @@ import (
 
 // postgres runs PostgreSQL's server binary directly, as the system user
 // postgres because it refuses to run as root, with a cluster made by initdb
-// whose superuser is msbench.
+// whose only login role is the superuser msbench, with the instance's password.
 type postgres struct {
 	initdb, server string
-	data           string
+	data, password string
 }
 
 func (s *postgres) find(_ context.Context, e *env) error {
@@ -36,14 +36,17 @@ func (s *postgres) init(ctx context.Context, e *env) error {
 	if s.data, err = e.userDir("data", "postgres"); err != nil {
 		return err
 	}
+	s.password = newPassword()
+	// initdb runs as postgres and needs the file only while it runs.
 	pwFile := e.path("pwfile")
-	if err := os.WriteFile(pwFile, []byte(dbPassword+"\n"), 0o644); err != nil {
+	if err := writeSecret(pwFile, s.password+"\n", "postgres"); err != nil {
 		return err
 	}
 	defer os.Remove(pwFile)
-	// Password authentication as a packaged or containerised PostgreSQL
-	// has it, not initdb's "trust", so connection set-up costs what it
-	// costs in the studies. --no-sync only skips initdb's own final fsync.
+	// SCRAM for every connection, as a packaged or containerised
+	// PostgreSQL has it, not initdb's "trust": no role is open, and
+	// connection set-up costs what it costs in the studies. --no-sync only
+	// skips initdb's own final fsync.
 	spec := e.spec("initdb", s.initdb, "-D", s.data, "-U", dbUser, "--pwfile", pwFile,
 		"--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C.UTF-8", "--no-sync")
 	spec.User = "postgres"
@@ -56,10 +59,10 @@ func (s *postgres) init(ctx context.Context, e *env) error {
 func (s *postgres) url(e *env) string { return s.urlFor(e, dbName) }
 
 func (s *postgres) urlFor(e *env, db string) string {
-	return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", dbUser, dbPassword, e.addr(), db)
+	return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", dbUser, s.password, e.addr(), db)
 }
 
-func (s *postgres) values(*env) map[string]string { return credentials() }
+func (s *postgres) values(*env) map[string]string { return credentials(s.password) }
 
 func (s *postgres) launches(e *env) []launch {
 	spec := e.spec("postgres", s.server, "-D", s.data, "-p", strconv.Itoa(e.port),

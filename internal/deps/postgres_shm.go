@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/msbench/msbench/internal/lease"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,11 +41,11 @@ const (
 func (s *postgres) settle(ctx context.Context, _ *env) error {
 	ctx, cancel := context.WithTimeout(ctx, shmSettleTimeout)
 	defer cancel()
-	for _, id := range s.segments() {
-		for attached(id) {
+	for _, seg := range s.segments() {
+		for attached(seg.id) {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("shared memory segment %d of the previous postgres is still attached: %w", id, ctx.Err())
+				return fmt.Errorf("shared memory segment %d of the previous postgres is still attached: %w", seg.id, ctx.Err())
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
@@ -58,18 +59,31 @@ func (s *postgres) release(e *env) error {
 	if err := s.settle(context.Background(), e); err != nil {
 		return err
 	}
-	for _, id := range s.segments() {
-		if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
-			return fmt.Errorf("free shared memory segment %d: %w", id, err)
+	for _, seg := range s.segments() {
+		if _, err := unix.SysvShmCtl(seg.id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
+			return fmt.Errorf("free shared memory segment %d: %w", seg.id, err)
 		}
+		lease.Release(lease.SharedMemory, seg.String())
 	}
 	return nil
 }
 
+func (s *postgres) lease(*env) {
+	for _, seg := range s.segments() {
+		lease.Take(lease.SharedMemory, seg.String())
+	}
+}
+
+// segment is a System V shared memory segment: its id, and the key that
+// tells it from a later one with the same id.
+type segment struct{ id, key int }
+
+func (g segment) String() string { return strconv.Itoa(g.id) + ":" + strconv.Itoa(g.key) }
+
 // segments lists the System V shared memory segments of the cluster in
 // s.data: those keyed near its inode whose header names its device and
 // inode.
-func (s *postgres) segments() []int {
+func (s *postgres) segments() []segment {
 	var st syscall.Stat_t
 	if s.data == "" || syscall.Stat(s.data, &st) != nil {
 		return nil
@@ -78,7 +92,7 @@ func (s *postgres) segments() []int {
 	if err != nil {
 		return nil
 	}
-	var ids []int
+	var segs []segment
 	for _, line := range strings.Split(string(table), "\n")[1:] {
 		// key shmid perms size ...
 		f := strings.Fields(line)
@@ -91,10 +105,10 @@ func (s *postgres) segments() []int {
 			continue
 		}
 		if ownedBy(id, st.Dev, st.Ino) {
-			ids = append(ids, id)
+			segs = append(segs, segment{id, int(key)})
 		}
 	}
-	return ids
+	return segs
 }
 
 // ownedBy reads the PostgreSQL header of segment id, if it has one, and

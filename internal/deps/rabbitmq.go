@@ -14,13 +14,20 @@ import (
 
 // rabbitmq runs the broker from the package's own script, not the wrapper
 // on PATH, which switches user and writes to the system's directories. The
-// Erlang port mapper (epmd) it needs is started first as a child of its
-// own, on a private port, so that the VM does not daemonize one that would
-// outlive the run.
+// script is made to exec the Erlang VM, so that the process proc starts
+// becomes the VM itself and dies with msbench (the parent-death signal
+// survives an exec, not a fork). The Erlang port mapper (epmd) it needs is
+// started first as a child of its own, on a private port, so that the VM
+// does not daemonize one that would outlive the run.
 type rabbitmq struct {
 	server, epmd       string
 	distPort, epmdPort int
+	password           string
 }
+
+// rabbitmqConf keeps msbench's user to loopback clients, as RabbitMQ does
+// for guest by default.
+const rabbitmqConf = "loopback_users." + dbUser + " = true\n"
 
 func (s *rabbitmq) find(_ context.Context, e *env) error {
 	var err error
@@ -52,14 +59,28 @@ func (s *rabbitmq) init(_ context.Context, e *env) error {
 			return err
 		}
 	}
-	return nil
+	// The broker makes its default user, instead of guest/guest, on the
+	// first boot only, when its database is empty; seeded then drops the
+	// password from the file.
+	s.password = newPassword()
+	return writeSecret(s.conf(e), rabbitmqConf+"default_user = "+dbUser+"\ndefault_pass = "+s.password+"\n", "")
 }
 
-// guest/guest is RabbitMQ's default user, allowed from loopback only.
-func (s *rabbitmq) url(e *env) string { return "amqp://guest:guest@" + e.addr() + "/" }
+func (s *rabbitmq) conf(e *env) string { return e.path("rabbitmq.conf") }
+
+func (s *rabbitmq) seeded(e *env) error {
+	if err := os.Remove(s.conf(e)); err != nil {
+		return err
+	}
+	return writeSecret(s.conf(e), rabbitmqConf, "")
+}
+
+func (s *rabbitmq) url(e *env) string {
+	return "amqp://" + dbUser + ":" + s.password + "@" + e.addr() + "/"
+}
 
 func (s *rabbitmq) values(*env) map[string]string {
-	return map[string]string{"user": "guest", "password": "guest"}
+	return map[string]string{"user": dbUser, "password": s.password}
 }
 
 func (s *rabbitmq) launches(e *env) []launch {
@@ -68,6 +89,10 @@ func (s *rabbitmq) launches(e *env) []launch {
 
 	server := e.spec("rabbitmq-server", s.server)
 	server.Env = []string{
+		// The script then execs the VM instead of keeping a shell that
+		// turns SIGTERM into a clean stop: the VM does that itself (OTP
+		// 20 and later).
+		"RUNNING_UNDER_SYSTEMD=true",
 		"HOME=" + e.path("home"), // the Erlang cookie goes there
 		fmt.Sprintf("RABBITMQ_NODENAME=msbench-%d@localhost", e.port),
 		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
@@ -80,7 +105,7 @@ func (s *rabbitmq) launches(e *env) []launch {
 		"RABBITMQ_LOGS=-", // to the process's output, which proc logs
 		"RABBITMQ_ENABLED_PLUGINS_FILE=" + e.path("enabled_plugins"),
 		"RABBITMQ_CONF_ENV_FILE=" + e.path("rabbitmq-env.conf"),
-		"RABBITMQ_CONFIG_FILE=" + e.path("rabbitmq"), // absent: built-in defaults
+		"RABBITMQ_CONFIG_FILE=" + e.path("rabbitmq"), // .conf, written by init
 		"RABBITMQ_ADVANCED_CONFIG_FILE=" + e.path("advanced.config"),
 		// Added to, not replacing, the script's tuned VM arguments.
 		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1} -start_epmd false",

@@ -3,6 +3,7 @@ package deps
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -11,7 +12,19 @@ import (
 // The test's queue is transient, so nothing is expected to survive a
 // restart.
 func TestRabbitMQ(t *testing.T) {
-	testLifecycle(t, RabbitMQ, client{server: "rabbitmq-server", use: rabbitUse})
+	testLifecycle(t, RabbitMQ, client{
+		server: "rabbitmq-server", use: rabbitUse,
+		login: rabbitLogin, refused: "username or password not allowed", strangers: []login{{"guest", "guest"}},
+	})
+}
+
+func rabbitLogin(ctx context.Context, in *Instance, user, password string) error {
+	u := url.URL{Scheme: "amqp", User: url.UserPassword(user, password), Host: in.Addr, Path: "/"}
+	conn, _, err := dialChannel(ctx, u.String())
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 func rabbitUse(ctx context.Context, in *Instance, key string) error {

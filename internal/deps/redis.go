@@ -2,16 +2,22 @@ package deps
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// redis runs redis-server without a config file, so with its built-in
-// defaults except what keeps it private: loopback only, and no snapshot
-// or append-only file, which would be written outside a run's control.
+// redis runs redis-server with its built-in defaults except what keeps it
+// private: loopback only, a password for the default user, and no snapshot
+// or append-only file, which would be written outside a run's control. As
+// root, msbench runs it as the system user redis, as the Debian service
+// does, rather than as root.
 type redis struct {
-	server string
+	server         string
+	user           string // empty: msbench's own
+	data, password string
 }
 
 func (s *redis) find(_ context.Context, e *env) error {
@@ -20,15 +26,35 @@ func (s *redis) find(_ context.Context, e *env) error {
 	return err
 }
 
-func (s *redis) init(context.Context, *env) error { return nil }
+func (s *redis) init(_ context.Context, e *env) error {
+	var err error
+	if os.Geteuid() == 0 {
+		s.user = "redis"
+		s.data, err = e.userDir("data", s.user)
+	} else {
+		s.data = e.path("data")
+		err = os.Mkdir(s.data, 0o700)
+	}
+	if err != nil {
+		return err
+	}
+	s.password = newPassword()
+	// A config file rather than --requirepass, which every local user
+	// could read in the command line. Every start reads it, so it stays
+	// until Stop removes the private dir.
+	return writeSecret(s.config(), "requirepass "+s.password+"\n", s.user)
+}
 
-func (s *redis) url(e *env) string { return "redis://" + e.addr() + "/0" }
+func (s *redis) config() string { return filepath.Join(s.data, "redis.conf") }
 
-func (s *redis) values(*env) map[string]string { return nil }
+func (s *redis) url(e *env) string { return "redis://:" + s.password + "@" + e.addr() + "/0" }
+
+func (s *redis) values(*env) map[string]string { return map[string]string{"password": s.password} }
 
 func (s *redis) launches(e *env) []launch {
-	spec := e.spec("redis-server", s.server, "--port", strconv.Itoa(e.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", e.dir)
+	spec := e.spec("redis-server", s.server, s.config(), "--port", strconv.Itoa(e.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.data)
+	spec.User = s.user
 	// go-redis logs every refused dial.
 	ready := whenListening(e.addr(), func(ctx context.Context) error { return s.ping(ctx, e) })
 	return []launch{{spec: spec, ready: ready}}

@@ -11,7 +11,17 @@ import (
 // Redis runs without persistence, as the cache study's did, so nothing is
 // expected to survive a restart.
 func TestRedis(t *testing.T) {
-	testLifecycle(t, Redis, client{server: "redis-server", use: redisUse})
+	testLifecycle(t, Redis, client{
+		server: "redis-server", use: redisUse,
+		login: redisLogin, refused: "WRONGPASS|NOAUTH", strangers: []login{{"default", ""}},
+		user: "redis", secrets: []string{"data/redis.conf"},
+	})
+}
+
+func redisLogin(ctx context.Context, in *Instance, user, password string) error {
+	c := goredis.NewClient(&goredis.Options{Addr: in.Addr, Username: user, Password: password, MaxRetries: -1})
+	defer c.Close()
+	return c.Ping(ctx).Err()
 }
 
 func redisUse(ctx context.Context, in *Instance, key string) error {

@@ -38,6 +38,16 @@ type leftovers interface {
 	settle(ctx context.Context, e *env) error
 	// release frees it after the last stop, before the private dir goes.
 	release(e *env) error
+	// lease records it, once the server is ready, for the next msbench to
+	// free should this one die too hard to call release.
+	lease(e *env)
+}
+
+// seeder is implemented by servers whose first start needs a secret in the
+// private dir to create an account in a fresh database.
+type seeder interface {
+	// seeded removes the secret once the first start is ready.
+	seeded(e *env) error
 }
 
 // launch is one process of a start.
@@ -61,18 +71,20 @@ func whenListening(addr string, client func(ctx context.Context) error) proc.Che
 	})
 }
 
-// stopGracefully sends p its shutdown signal and gives it stopGrace before
-// proc's SIGTERM-then-SIGKILL. It takes no context: it is the shutdown path.
-func stopGracefully(p *proc.Process, sig syscall.Signal) error {
+// stopGracefully sends p its shutdown signal and gives it grace in all to
+// exit before proc's SIGTERM-then-SIGKILL. It takes no context: it is the
+// shutdown path.
+func stopGracefully(p *proc.Process, sig syscall.Signal, grace time.Duration) error {
+	deadline := time.Now().Add(grace)
 	if sig != 0 && p.Signal(sig) == nil {
-		timer := time.NewTimer(stopGrace)
+		// A paused server would not act on it until continued.
+		_ = p.Resume()
 		select {
 		case <-p.Done():
-		case <-timer.C:
+		case <-time.After(grace):
 		}
-		timer.Stop()
 	}
-	return p.Stop(context.Background(), stopGrace)
+	return p.Stop(context.Background(), max(0, time.Until(deadline)))
 }
 
 // runOnce runs a setup program such as initdb to completion under proc's

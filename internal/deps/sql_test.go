@@ -4,19 +4,50 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"testing"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"golang.org/x/sys/unix"
 )
 
 func TestPostgres(t *testing.T) {
-	testLifecycle(t, Postgres, sqlClient("postgres", "pgx", func(in *Instance) string { return in.URL }, "$1"))
+	c := sqlClient("postgres", "pgx", func(in *Instance) string { return in.URL }, "$1")
+	c.login, c.refused, c.user = postgresLogin, "password authentication failed", "postgres"
+	c.strangers = []login{{"postgres", ""}, {"postgres", "postgres"}}
+	testLifecycle(t, Postgres, c)
 }
 
 func TestMariaDB(t *testing.T) {
-	testLifecycle(t, MariaDB, sqlClient("mariadbd", "mysql", func(in *Instance) string { return in.Values["dsn"] }, "?"))
+	c := sqlClient("mariadbd", "mysql", func(in *Instance) string { return in.Values["dsn"] }, "?")
+	c.login, c.refused, c.user = mariadbLogin, "Access denied", "mysql"
+	c.strangers = []login{{"root", ""}, {"root", "root"}, {"mysql", ""}}
+	testLifecycle(t, MariaDB, c)
+}
+
+func postgresLogin(ctx context.Context, in *Instance, user, password string) error {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(user, password), Host: in.Addr, Path: "/" + dbName, RawQuery: "sslmode=disable"}
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Ping(ctx)
+}
+
+// mariadbLogin names no database, so that only the credentials count.
+func mariadbLogin(ctx context.Context, in *Instance, user, password string) error {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.Logger = user, password, "tcp", in.Addr, discardLogger{}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	return db.PingContext(ctx)
 }
 
 // sqlClient keeps rows in a table kv of the server program through
@@ -80,10 +111,10 @@ func TestPostgresKilledLeavesNoSharedMemory(t *testing.T) {
 	if err := in.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range ids {
+	for _, seg := range ids {
 		var desc unix.SysvShmDesc
-		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err == nil {
-			t.Errorf("shared memory segment %d still exists after Stop (%d attached)", id, desc.Nattch)
+		if _, err := unix.SysvShmCtl(seg.id, unix.IPC_STAT, &desc); err == nil {
+			t.Errorf("shared memory segment %d still exists after Stop (%d attached)", seg.id, desc.Nattch)
 		}
 	}
 }

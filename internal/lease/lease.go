@@ -38,6 +38,9 @@ const (
 	// Cgroup is a cgroup directory, removed (with the cgroups below it)
 	// once its processes are gone.
 	Cgroup Kind = "cgroup"
+	// SharedMemory is a System V shared memory segment, "ID:KEY", which
+	// outlives every process (PostgreSQL's), freed once none is attached.
+	SharedMemory Kind = "shm"
 )
 
 // Item is one thing held.
@@ -66,9 +69,15 @@ var holder struct {
 	ready bool
 }
 
-// Take records that this process holds the item until Release.
+// Take records that this process holds the item until Release; taking
+// what is already held changes nothing.
 func Take(kind Kind, value string) {
-	change(func(items []Item) []Item { return append(items, Item{kind, value}) })
+	change(func(items []Item) []Item {
+		if slices.Contains(items, Item{kind, value}) {
+			return items
+		}
+		return append(items, Item{kind, value})
+	})
 }
 
 // Release records that the item is given back.

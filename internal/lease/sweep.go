@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/proc/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // Swept is what a sweep took back from holders that are gone.
@@ -22,6 +23,7 @@ type Swept struct {
 	Processes int   // processes killed
 	Dirs      []string
 	Cgroups   []string
+	Segments  int // shared memory segments freed
 	// Left is what could not be taken back; it stays in its lease for the
 	// next sweep.
 	Left []error
@@ -31,8 +33,8 @@ type Swept struct {
 func (s Swept) Empty() bool { return len(s.Holders) == 0 && len(s.Left) == 0 }
 
 func (s Swept) String() string {
-	msg := fmt.Sprintf("cleaned up after %d msbench process(es) that died without doing so (pid %s): %d process(es) killed, %d directories and %d cgroups removed",
-		len(s.Holders), joinInts(s.Holders), s.Processes, len(s.Dirs), len(s.Cgroups))
+	msg := fmt.Sprintf("cleaned up after %d msbench process(es) that died without doing so (pid %s): %d process(es) killed; %d directories, %d cgroups and %d shared memory segments removed",
+		len(s.Holders), joinInts(s.Holders), s.Processes, len(s.Dirs), len(s.Cgroups), s.Segments)
 	if len(s.Left) > 0 {
 		msg += fmt.Sprintf("; could not remove: %v", errors.Join(s.Left...))
 	}
@@ -121,21 +123,26 @@ func (s *Swept) reclaim(r record) (left []Item) {
 	}
 	// Cgroups before directories: a cgroup's processes may still hold
 	// files open, but they are gone by now.
-	for _, kind := range []Kind{Cgroup, Dir} {
+	for _, kind := range []Kind{SharedMemory, Cgroup, Dir} {
 		for _, it := range r.Items {
 			if it.Kind != kind {
 				continue
 			}
 			var err error
-			if kind == Cgroup {
+			switch kind {
+			case SharedMemory:
+				err = removeSegment(it.Value)
+			case Cgroup:
 				err = removeCgroup(it.Value)
-			} else {
+			default:
 				err = os.RemoveAll(it.Value)
 			}
 			switch {
 			case err != nil:
 				s.Left = append(s.Left, err)
 				left = append(left, it)
+			case kind == SharedMemory:
+				s.Segments++
 			case kind == Cgroup:
 				s.Cgroups = append(s.Cgroups, it.Value)
 			default:
@@ -221,6 +228,34 @@ func removeCgroup(root string) error {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+	return nil
+}
+
+// removeSegment frees a shared memory segment "ID:KEY" if it still has
+// that key (ids are reused) and nothing is attached to it.
+func removeSegment(v string) error {
+	a, b, _ := strings.Cut(v, ":")
+	id, err1 := strconv.Atoi(a)
+	key, err2 := strconv.ParseInt(b, 10, 32)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("lease: malformed shared memory segment %q", v)
+	}
+	var ds unix.SysvShmDesc
+	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EIDRM) {
+			return nil // gone already
+		}
+		return fmt.Errorf("shared memory segment %d: %w", id, err)
+	}
+	if int64(ds.Perm.Key) != key {
+		return nil // the id was reused: not ours
+	}
+	if ds.Nattch > 0 {
+		return fmt.Errorf("shared memory segment %d: still attached by %d process(es)", id, ds.Nattch)
+	}
+	if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
+		return fmt.Errorf("free shared memory segment %d: %w", id, err)
 	}
 	return nil
 }

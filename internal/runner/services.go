@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/msbench/msbench/internal/deps"
@@ -300,9 +301,15 @@ func (d *deployment) stop() error {
 	} else {
 		err = d.group.StopAll(context.Background(), stopGrace)
 	}
-	for i := len(d.deps) - 1; i >= 0; i-- {
-		err = errors.Join(err, d.deps[i].Stop())
+	// The services that used them are gone: the dependencies stop
+	// together, bounded by the slowest rather than their sum.
+	depErrs := make([]error, len(d.deps))
+	var wg sync.WaitGroup
+	for i, dep := range d.deps {
+		wg.Go(func() { depErrs[i] = dep.Stop() })
 	}
+	wg.Wait()
+	err = errors.Join(append(depErrs, err)...)
 	for _, in := range d.instances {
 		if in.tracked != nil {
 			err = errors.Join(err, in.tracked.Close())
