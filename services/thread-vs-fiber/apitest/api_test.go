@@ -46,7 +46,9 @@ func TestImageServices(t *testing.T) {
 		t.Parallel()
 		bin := buildGin(ctx, t)
 		dbURL, db := depstest.CreateDatabase(ctx, t, pg, "gin")
-		checkAPI(ctx, t, startGin(ctx, t, bin, dbURL, ports), db)
+		svc := startGin(ctx, t, bin, dbURL, ports)
+		checkAPI(ctx, t, svc.base, db)
+		checkHostile(t, svc)
 	})
 	t.Run("spring", func(t *testing.T) {
 		t.Parallel()
@@ -59,9 +61,10 @@ func TestImageServices(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				dbURL, db := depstest.CreateDatabase(ctx, t, pg, "spring_"+strings.ReplaceAll(name, "-", "_"))
-				base, logPath := startSpring(ctx, t, virtual, dbURL, ports)
+				svc, logPath := startSpring(ctx, t, virtual, dbURL, ports)
 				checkExecutor(t, logPath, executor)
-				checkAPI(ctx, t, base, db)
+				checkAPI(ctx, t, svc.base, db)
+				checkHostile(t, svc)
 			})
 		}
 	})

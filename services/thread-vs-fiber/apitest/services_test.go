@@ -2,11 +2,15 @@ package apitest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,10 +23,27 @@ const (
 	maxImageBytes = 200_000
 	// readyTimeout covers a JVM start on a busy 2-core machine.
 	readyTimeout = 2 * time.Minute
-	stopGrace    = 10 * time.Second
+	// harnessKill is when the lab harness SIGKILLs a service after SIGTERM.
+	harnessKill = 2 * time.Second
+	// headerTimeout and bodyTimeout are the services' HEADER_TIMEOUT and
+	// BODY_TIMEOUT, short so the slow-client checks are quick.
+	headerTimeout = time.Second
+	bodyTimeout   = 3 * time.Second
 )
 
-func start(ctx context.Context, t *testing.T, spec proc.Spec, base string) {
+// timeoutEnv configures the services' timeouts (both read the same syntax).
+var timeoutEnv = []string{"HEADER_TIMEOUT=" + headerTimeout.String(), "BODY_TIMEOUT=" + bodyTimeout.String()}
+
+// service is one started service under test.
+type service struct {
+	base string
+	pid  int
+	// tomcat: the Spring service, whose Tomcat differs from net/http where
+	// the HTTP layer leaves room (the checks say where).
+	tomcat bool
+}
+
+func start(ctx context.Context, t *testing.T, spec proc.Spec, base string) int {
 	t.Helper()
 	began := time.Now()
 	p, err := proc.Start(ctx, spec)
@@ -30,14 +51,55 @@ func start(ctx context.Context, t *testing.T, spec proc.Spec, base string) {
 		t.Fatalf("start %s: %v", spec.Name, err)
 	}
 	t.Cleanup(func() {
-		if err := p.Stop(context.Background(), stopGrace); err != nil {
+		// The harness kills 2 s after SIGTERM; the service must be gone by
+		// then on its own, even with a request in flight.
+		defer uploadInFlight(base)()
+		began := time.Now()
+		if err := p.Stop(context.Background(), harnessKill); err != nil {
 			t.Errorf("stop %s: %v", spec.Name, err)
+		}
+		if killed(p) {
+			t.Errorf("%s: still running %v after SIGTERM, had to be killed", spec.Name, harnessKill)
+		} else {
+			t.Logf("%s stopped %s after SIGTERM", spec.Name, time.Since(began).Round(time.Millisecond))
 		}
 	})
 	if err := proc.WaitReady(ctx, p, proc.HTTPCheck{URL: base + "/healthz"}, readyTimeout); err != nil {
 		t.Fatalf("%s not ready: %v", spec.Name, err)
 	}
 	t.Logf("%s ready in %s", spec.Name, time.Since(began).Round(time.Millisecond))
+	return p.Pid()
+}
+
+// uploadInFlight starts an upload whose body trickles in, a byte every
+// 100 ms, never ending before its connection is closed; the returned func
+// closes it.
+func uploadInFlight(base string) func() {
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		return func() {}
+	}
+	go func() {
+		conn.Write([]byte(stalledHead))
+		for {
+			if _, err := conn.Write([]byte{'-'}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // for the server to read the headers
+	return func() { conn.Close() }
+}
+
+// killed reports whether p ended by SIGKILL.
+func killed(p *proc.Process) bool {
+	var ee *exec.ExitError
+	if !errors.As(p.ExitErr(), &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 func buildGin(ctx context.Context, t *testing.T) string {
@@ -51,20 +113,21 @@ func buildGin(ctx context.Context, t *testing.T) string {
 	return bin
 }
 
-func startGin(ctx context.Context, t *testing.T, bin, dbURL string, ports *proc.PortAllocator) string {
+func startGin(ctx context.Context, t *testing.T, bin, dbURL string, ports *proc.PortAllocator) service {
 	t.Helper()
 	port, err := ports.Next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	start(ctx, t, proc.Spec{
-		Name:    "gin",
-		Path:    bin,
-		Env:     []string{"ADDR=" + addr, "DATABASE_URL=" + dbURL, "MAX_IMAGE_BYTES=" + strconv.Itoa(maxImageBytes)},
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	pid := start(ctx, t, proc.Spec{
+		Name: "gin",
+		Path: bin,
+		Env: append([]string{"ADDR=127.0.0.1:" + strconv.Itoa(port), "DATABASE_URL=" + dbURL,
+			"MAX_IMAGE_BYTES=" + strconv.Itoa(maxImageBytes)}, timeoutEnv...),
 		LogPath: filepath.Join(t.TempDir(), "gin.log"),
-	}, "http://"+addr)
-	return "http://" + addr
+	}, base)
+	return service{base: base, pid: pid}
 }
 
 // buildSpring runs spring/build.sh, which needs the JDK 25 and Maven.
@@ -95,8 +158,9 @@ func haveJDK25() bool {
 }
 
 // startSpring runs the jar through spring/run.sh, on platform threads or,
-// with virtual, on virtual threads, and returns its base URL and log path.
-func startSpring(ctx context.Context, t *testing.T, virtual bool, dbURL string, ports *proc.PortAllocator) (string, string) {
+// with virtual, on virtual threads, and returns it and its log path. run.sh
+// execs java, so the process started is the JVM.
+func startSpring(ctx context.Context, t *testing.T, virtual bool, dbURL string, ports *proc.PortAllocator) (service, string) {
 	t.Helper()
 	port, err := ports.Next()
 	if err != nil {
@@ -112,18 +176,18 @@ func startSpring(ctx context.Context, t *testing.T, virtual bool, dbURL string, 
 	if virtual {
 		name = "spring-virtual-threads"
 	}
-	start(ctx, t, proc.Spec{
+	pid := start(ctx, t, proc.Spec{
 		Name: name,
 		Path: runSh,
-		Env: []string{
+		Env: append([]string{
 			"PORT=" + strconv.Itoa(port),
 			"DATABASE_URL=" + dbURL,
 			"MAX_IMAGE_BYTES=" + strconv.Itoa(maxImageBytes),
 			"SPRING_THREADS_VIRTUAL_ENABLED=" + strconv.FormatBool(virtual),
 			// Startup speed over peak speed: the test measures nothing.
 			"JAVA_OPTS=-XX:TieredStopAtLevel=1",
-		},
+		}, timeoutEnv...),
 		LogPath: logPath,
 	}, base)
-	return base, logPath
+	return service{base: base, pid: pid, tomcat: true}, logPath
 }

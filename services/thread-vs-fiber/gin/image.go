@@ -6,6 +6,8 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
+	"net/http"
 
 	"golang.org/x/image/draw"
 )
@@ -23,20 +25,24 @@ const (
 type format struct {
 	mediaType string
 	magic     []byte
-	decode    func([]byte) (image.Image, error)
-	encode    func(*bytes.Buffer, image.Image) error
+	// config reads only the header: the dimensions, before any pixel.
+	config func(io.Reader) (image.Config, error)
+	decode func([]byte) (image.Image, error)
+	encode func(*bytes.Buffer, image.Image) error
 }
 
 var formats = []format{
 	{
 		mediaType: "image/png",
 		magic:     []byte("\x89PNG\r\n\x1a\n"),
+		config:    png.DecodeConfig,
 		decode:    func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) },
 		encode:    func(w *bytes.Buffer, m image.Image) error { return png.Encode(w, m) },
 	},
 	{
 		mediaType: "image/jpeg",
 		magic:     []byte{0xff, 0xd8, 0xff},
+		config:    jpeg.DecodeConfig,
 		decode:    func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) },
 		encode: func(w *bytes.Buffer, m image.Image) error {
 			return jpeg.Encode(w, m, &jpeg.Options{Quality: jpegQuality})
@@ -54,12 +60,23 @@ func sniff(data []byte) *format {
 	return nil
 }
 
-// decodeImage checks the magic bytes and decodes with that format's decoder
-// only. Both failures are the client's: errUnsupported.
-func decodeImage(data []byte) (*format, image.Image, error) {
+// decodeImage checks the magic bytes and the declared dimensions, then
+// decodes with that format's decoder only. The decoders allocate the whole
+// image from the header's dimensions, so a small, highly compressed file can
+// declare gigabytes of pixels: more than maxPixels is refused before
+// decoding, 413. Bytes that are not, or do not decode as, the format: 415.
+func decodeImage(data []byte, maxPixels int64) (*format, image.Image, error) {
 	f := sniff(data)
 	if f == nil {
 		return nil, nil, errUnsupported("not a JPEG or PNG image")
+	}
+	cfg, err := f.config(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, errUnsupported(fmt.Sprintf("cannot decode %s: %v", f.mediaType, err))
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+		return nil, nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf(
+			"image of %dx%d pixels is larger than the limit of %d pixels", cfg.Width, cfg.Height, maxPixels)}
 	}
 	img, err := f.decode(data)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -29,17 +30,38 @@ var schema string
 
 const (
 	defaultMaxImageBytes = 8 << 20
+	// defaultMaxImagePixels is about 4 times the largest corpus image (the
+	// 4 MB JPEG, 3937x2952) and 1/18 of a 30000x30000 decompression bomb.
+	defaultMaxImagePixels = 50_000_000
 	// defaultPoolSize matches the Spring service's Hikari pool.
 	defaultPoolSize = 10
-	// shutdownGrace bounds how long in-flight requests may finish on SIGTERM.
-	shutdownGrace = 10 * time.Second
+	// defaultHeaderTimeout bounds reading the request line and headers.
+	defaultHeaderTimeout = 5 * time.Second
+	// defaultBodyTimeout is what an upload's body may take after the
+	// headers: an 8 MiB upload needs milliseconds on loopback, the rest is
+	// room for a loaded machine.
+	defaultBodyTimeout = 10 * time.Second
+	// maxHeaderBytes is Tomcat's default, which the Spring service keeps.
+	maxHeaderBytes = 8 << 10
+	// idleTimeout is how long a keep-alive connection may wait for its next
+	// request; Tomcat's keep-alive timeout is set to the same.
+	idleTimeout = 60 * time.Second
+	// writeTimeout bounds handling plus writing the answer (a client that
+	// does not read it). The study's load steps give up on a request after
+	// 60 s, so a later answer is sent to no one; a shorter one would cut
+	// slow answers under overload, which the study measures.
+	writeTimeout = 60 * time.Second
+	// shutdownGrace is how long in-flight requests may finish on SIGTERM;
+	// the lab harness kills a service 2 s after it.
+	shutdownGrace = time.Second
 )
 
 type config struct {
 	addr          string
 	databaseURL   string
-	maxImageBytes int64
 	poolSize      int32
+	headerTimeout time.Duration
+	limits
 }
 
 func main() {
@@ -63,11 +85,23 @@ func run() error {
 	}
 	defer pool.Close()
 
+	// Cancelled when the shutdown grace is over, so the requests still
+	// running stop at their next stage and release their connections.
+	requestCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+
 	gin.SetMode(gin.ReleaseMode)
 	srv := &http.Server{
 		Addr:              cfg.addr,
-		Handler:           newRouter(&store{pool: pool}, cfg.maxImageBytes),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           newRouter(&store{pool: pool}, cfg.limits),
+		ReadHeaderTimeout: cfg.headerTimeout,
+		// A cap on the whole request; the upload handler gives its body
+		// exactly bodyTimeout after the headers.
+		ReadTimeout:    cfg.headerTimeout + cfg.bodyTimeout,
+		WriteTimeout:   writeTimeout,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		BaseContext:    func(net.Listener) context.Context { return requestCtx },
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ListenAndServe() }()
@@ -81,7 +115,9 @@ func run() error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		log.Printf("shutdown: requests still running after %v, cancelling them: %v", shutdownGrace, err)
+		cancelRequests()
+		srv.Close()
 	}
 	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", cfg.addr, err)
@@ -93,18 +129,41 @@ func configFromEnv() (config, error) {
 	cfg := config{
 		addr:          envOr("ADDR", "127.0.0.1:8080"),
 		databaseURL:   os.Getenv("DATABASE_URL"),
-		maxImageBytes: defaultMaxImageBytes,
 		poolSize:      defaultPoolSize,
+		headerTimeout: defaultHeaderTimeout,
+		limits: limits{
+			maxImageBytes:  defaultMaxImageBytes,
+			maxImagePixels: defaultMaxImagePixels,
+			bodyTimeout:    defaultBodyTimeout,
+		},
 	}
 	if cfg.databaseURL == "" {
 		return cfg, errors.New("DATABASE_URL is not set (postgres://user@host:port/db?sslmode=disable)")
 	}
-	if v := os.Getenv("MAX_IMAGE_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return cfg, fmt.Errorf("MAX_IMAGE_BYTES=%q: want a positive number of bytes", v)
+	for _, v := range []struct {
+		key string
+		to  *int64
+	}{{"MAX_IMAGE_BYTES", &cfg.maxImageBytes}, {"MAX_IMAGE_PIXELS", &cfg.maxImagePixels}} {
+		if s := os.Getenv(v.key); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n <= 0 {
+				return cfg, fmt.Errorf("%s=%q: want a positive number", v.key, s)
+			}
+			*v.to = n
 		}
-		cfg.maxImageBytes = n
+	}
+	// Durations as Spring Boot also reads them: 5s, 500ms.
+	for _, v := range []struct {
+		key string
+		to  *time.Duration
+	}{{"HEADER_TIMEOUT", &cfg.headerTimeout}, {"BODY_TIMEOUT", &cfg.bodyTimeout}} {
+		if s := os.Getenv(v.key); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				return cfg, fmt.Errorf("%s=%q: want a positive duration such as 5s or 500ms", v.key, s)
+			}
+			*v.to = d
+		}
 	}
 	if v := os.Getenv("DB_POOL_SIZE"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)

@@ -7,8 +7,10 @@ import (
 	"io"
 	"log"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
@@ -46,20 +48,28 @@ type createdImage struct {
 	Height        int    `json:"height"`
 }
 
-type handlers struct {
-	store         *store
-	maxImageBytes int64
+// limits are what one upload may cost.
+type limits struct {
+	maxImageBytes  int64
+	maxImagePixels int64
+	// bodyTimeout is how long the body may take once the headers are read.
+	bodyTimeout time.Duration
 }
 
-func newRouter(s *store, maxImageBytes int64) *gin.Engine {
-	h := &handlers{store: s, maxImageBytes: maxImageBytes}
+type handlers struct {
+	store *store
+	limits
+}
+
+func newRouter(s *store, l limits) *gin.Engine {
+	h := &handlers{store: s, limits: l}
 	r := gin.New()
 	// No request logger: the Spring service logs no requests either, and a
 	// log line per request would be part of what is measured.
 	r.Use(gin.Recovery(), serverTiming)
 	// Keep every accepted upload in memory instead of spilling it to a temp
 	// file, as the Spring service does.
-	r.MaxMultipartMemory = maxImageBytes + framingBytes
+	r.MaxMultipartMemory = l.maxImageBytes + framingBytes
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) { fail(c, &apiError{http.StatusNotFound, "no such endpoint"}) })
 	r.NoMethod(func(c *gin.Context) { fail(c, &apiError{http.StatusMethodNotAllowed, "method not allowed"}) })
@@ -72,8 +82,16 @@ func newRouter(s *store, maxImageBytes int64) *gin.Engine {
 	return r
 }
 
+// upload checks the request context before each stage: once the client has
+// gone (or shutdown has cancelled the request) the rest is work for nobody.
+// A stage itself is not interruptible, except the insert, which gets the
+// context; the pixel limit bounds decoding and scaling.
 func (h *handlers) upload(c *gin.Context) {
+	ctx := c.Request.Context()
 	data, err := h.readUpload(c)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		fail(c, err)
 		return
@@ -81,8 +99,11 @@ func (h *handlers) upload(c *gin.Context) {
 	t := requestTiming(c)
 
 	done := t.stage("decode")
-	f, img, err := decodeImage(data)
+	f, img, err := decodeImage(data, h.maxImagePixels)
 	done()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		fail(c, err)
 		return
@@ -91,6 +112,9 @@ func (h *handlers) upload(c *gin.Context) {
 	done = t.stage("process")
 	thumb, err := f.encodeThumbnail(thumbnail(img))
 	done()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		fail(c, err)
 		return
@@ -98,7 +122,7 @@ func (h *handlers) upload(c *gin.Context) {
 
 	b := img.Bounds()
 	done = t.stage("persist")
-	id, err := h.store.insert(c.Request.Context(), newImage{
+	id, err := h.store.insert(ctx, newImage{
 		contentType: f.mediaType, width: b.Dx(), height: b.Dy(), original: data, thumbnail: thumb,
 	})
 	done()
@@ -114,16 +138,29 @@ func (h *handlers) upload(c *gin.Context) {
 }
 
 // readUpload returns the bytes of the multipart field "image", enforcing the
-// limit while the body is read rather than after buffering all of it.
+// limit while the body is read rather than after buffering all of it. A body
+// that is not all there within bodyTimeout fails the read: 408.
 func (h *handlers) readUpload(c *gin.Context) ([]byte, error) {
 	tooLarge := &apiError{http.StatusRequestEntityTooLarge,
 		fmt.Sprintf("upload larger than the image limit of %d bytes", h.maxImageBytes)}
+	if err := http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil {
+		return nil, fmt.Errorf("set body deadline: %w", err)
+	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, h.maxImageBytes+framingBytes)
 	fh, err := c.FormFile("image")
+	if err == nil {
+		// The multipart parser may stop before the body's end; reading to EOF
+		// is what makes net/http watch the connection, so that the request
+		// context ends if the client goes away during processing.
+		_, err = io.Copy(io.Discard, c.Request.Body)
+	}
 	var maxErr *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &maxErr):
 		return nil, tooLarge
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, &apiError{http.StatusRequestTimeout, "request body not received in time: " + err.Error()}
 	case errors.Is(err, http.ErrMissingFile):
 		return nil, errBadRequest(`missing multipart field "image"`)
 	case err != nil:
@@ -170,11 +207,16 @@ func (h *handlers) serve(c *gin.Context, fetch func(context.Context, int64) (sto
 }
 
 // fail answers err as JSON {"error": …}: its own status for an apiError,
-// 500 (logged) for anything else.
+// 503 once the request context has ended (the client is gone or the server
+// is shutting down; not logged), 500 (logged) for anything else.
 func fail(c *gin.Context, err error) {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		c.JSON(ae.status, gin.H{"error": ae.reason})
+		return
+	}
+	if ctxErr := c.Request.Context().Err(); ctxErr != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "request abandoned: " + ctxErr.Error()})
 		return
 	}
 	log.Printf("%s %s: %v", c.Request.Method, c.Request.URL.Path, err)

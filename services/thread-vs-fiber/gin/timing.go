@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -81,3 +82,6 @@ func (w *timingWriter) WriteString(s string) (int, error) {
 	w.stamp()
 	return w.ResponseWriter.WriteString(s)
 }
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (w *timingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

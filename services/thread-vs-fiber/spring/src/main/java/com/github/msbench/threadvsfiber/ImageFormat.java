@@ -15,6 +15,8 @@ import javax.imageio.stream.ImageInputStream;
 import javax.imageio.stream.ImageOutputStream;
 import javax.imageio.stream.MemoryCacheImageInputStream;
 import javax.imageio.stream.MemoryCacheImageOutputStream;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.server.ResponseStatusException;
 
 /** The two accepted formats, recognised by their leading bytes, never by the client's word. */
 enum ImageFormat {
@@ -47,12 +49,21 @@ enum ImageFormat {
 	/**
 	 * Decodes with this format's reader only, so bytes that merely start like
 	 * a PNG are not handed to another decoder. Memory-cached streams: ImageIO's
-	 * default would spill every stream to a temp file.
+	 * default would spill every stream to a temp file. The reader allocates
+	 * the whole image from the header's dimensions, so a small, highly
+	 * compressed file can declare gigabytes of pixels: more than maxPixels is
+	 * refused (413) from the header alone, before any pixel is read.
 	 */
-	BufferedImage decode(byte[] data) throws IOException {
+	BufferedImage decode(byte[] data, long maxPixels) throws IOException {
 		ImageReader reader = ImageIO.getImageReadersByFormatName(imageIoName).next();
 		try (ImageInputStream in = new MemoryCacheImageInputStream(new ByteArrayInputStream(data))) {
 			reader.setInput(in, true, true);
+			int width = reader.getWidth(0);
+			int height = reader.getHeight(0);
+			if ((long) width * height > maxPixels) {
+				throw new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "image of " + width + "x" + height
+						+ " pixels is larger than the limit of " + maxPixels + " pixels");
+			}
 			return reader.read(0);
 		}
 		finally {

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Optional;
 import java.util.function.LongFunction;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Service;
 import org.springframework.web.server.ResponseStatusException;
 
@@ -29,10 +30,20 @@ class ImageService {
 
 	private final ImageRepository repository;
 
-	ImageService(ImageRepository repository) {
+	/** Largest accepted image in pixels (width times height), checked before decoding. */
+	private final long maxPixels;
+
+	ImageService(ImageRepository repository, @Value("${images.max-pixels}") long maxPixels) {
 		this.repository = repository;
+		this.maxPixels = maxPixels;
 	}
 
+	/**
+	 * Unlike the Gin service, this does not stop between stages when the
+	 * client goes away: a servlet learns that only when it reads or writes
+	 * the socket, and the body is already read. The pixel limit bounds the
+	 * work an abandoned request can still do.
+	 */
 	CreatedImage store(byte[] upload, ServerTiming timing) {
 		ImageFormat format;
 		BufferedImage image;
@@ -73,9 +84,12 @@ class ImageService {
 		}
 	}
 
-	private static BufferedImage decode(byte[] upload, ImageFormat format) {
+	private BufferedImage decode(byte[] upload, ImageFormat format) {
 		try {
-			return format.decode(upload);
+			return format.decode(upload, maxPixels);
+		}
+		catch (ResponseStatusException e) {
+			throw e;
 		}
 		catch (IOException | RuntimeException e) {
 			// Decoders report corrupt data as IIOException or as runtime
