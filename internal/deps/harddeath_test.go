@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/proc/procfs"
 	"github.com/msbench/msbench/internal/proc/proctest"
@@ -70,8 +71,16 @@ func TestHardDeathLeavesNothing(t *testing.T) {
 		t.Fatalf("%v; its log ends:\n%s", err, proc.LogTail(holder.LogPath(), 30))
 	}
 	// The kill skips Stop, so what a killed Postgres leaves outside the
-	// private dir is freed here.
-	defer (&postgres{data: filepath.Join(base, string(Postgres), "data")}).release(nil)
+	// private dir (its shared memory) is left to the lease, which the next
+	// msbench sweeps, as here.
+	defer func() {
+		if s := lease.Sweep(); len(s.Left) > 0 {
+			t.Errorf("the sweep after the kill left: %v", s.Left)
+		}
+		if items, _ := lease.Held(holder.Pid()); len(items) > 0 {
+			t.Errorf("the killed holder's lease still lists %v", items)
+		}
+	}()
 
 	log, _ := os.ReadFile(holder.LogPath())
 	var ports []int

@@ -16,8 +16,8 @@ import (
 // (--no-defaults), so with MariaDB's built-in defaults rather than the
 // host's /etc/mysql.
 type mariadb struct {
-	installDB, server string
-	data, password    string
+	installDB, server   string
+	data, tmp, password string
 }
 
 // mariadbSetup runs once, in the bootstrap server of mariadb-install-db,
@@ -43,6 +43,11 @@ func (s *mariadb) init(ctx context.Context, e *env) error {
 	if s.data, err = e.userDir("data", "mysql"); err != nil {
 		return err
 	}
+	// InnoDB's temporary files go to TMPDIR, which the mysql user may not
+	// write to (a TMPDIR of msbench's own); a private one it owns.
+	if s.tmp, err = e.userDir("tmp", "mysql"); err != nil {
+		return err
+	}
 	s.password = newPassword()
 	// mariadb-install-db, which runs as msbench's user, reads it.
 	setup := e.path("setup.sql")
@@ -55,6 +60,7 @@ func (s *mariadb) init(ctx context.Context, e *env) error {
 	// are refused, and only msbench's own user is open, by password.
 	spec := e.spec("mariadb-install-db", s.installDB, "--no-defaults", "--user=mysql", "--datadir="+s.data,
 		"--skip-test-db", "--auth-root-authentication-method=socket", "--extra-file="+setup)
+	spec.Env = append(spec.Env, "TMPDIR="+s.tmp)
 	if err := runOnce(ctx, spec); err != nil {
 		return fmt.Errorf("mariadb-install-db: %w", err)
 	}
@@ -87,7 +93,7 @@ func (s *mariadb) launches(e *env) []launch {
 		// Relative to the data dir, which mysql may write to, and short:
 		// an absolute socket path in a deep private dir can exceed the
 		// 107-byte limit of Unix socket names.
-		"--socket=mariadbd.sock", "--pid-file=mariadbd.pid")
+		"--socket=mariadbd.sock", "--pid-file=mariadbd.pid", "--tmpdir="+s.tmp)
 	spec.User = "mysql"
 	return []launch{{spec: spec, ready: proc.FuncCheck(func(ctx context.Context) error { return s.ping(ctx, e) })}}
 }

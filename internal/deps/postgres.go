@@ -19,6 +19,7 @@ import (
 type postgres struct {
 	initdb, server string
 	data, password string
+	leased         []segment // shared memory recorded in the lease, one per start
 }
 
 func (s *postgres) find(_ context.Context, e *env) error {

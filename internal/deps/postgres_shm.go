@@ -63,14 +63,20 @@ func (s *postgres) release(e *env) error {
 		if _, err := unix.SysvShmCtl(seg.id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
 			return fmt.Errorf("free shared memory segment %d: %w", seg.id, err)
 		}
+	}
+	// A clean shutdown removes its segment itself, so every segment leased
+	// since the first start is given back, whether freed here or not.
+	for _, seg := range s.leased {
 		lease.Release(lease.SharedMemory, seg.String())
 	}
+	s.leased = nil
 	return nil
 }
 
 func (s *postgres) lease(*env) {
 	for _, seg := range s.segments() {
 		lease.Take(lease.SharedMemory, seg.String())
+		s.leased = append(s.leased, seg)
 	}
 }
 

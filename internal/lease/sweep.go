@@ -251,8 +251,16 @@ func removeSegment(v string) error {
 	if int64(ds.Perm.Key) != key {
 		return nil // the id was reused: not ours
 	}
-	if ds.Nattch > 0 {
-		return fmt.Errorf("shared memory segment %d: still attached by %d process(es)", id, ds.Nattch)
+	// A server's children may outlive it briefly (PostgreSQL's backends
+	// leave its process group and exit when they notice it is gone).
+	for deadline := time.Now().Add(groupWait); ds.Nattch > 0; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("shared memory segment %d: still attached by %d process(es) after %v", id, ds.Nattch, groupWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err != nil {
+			return nil // gone meanwhile
+		}
 	}
 	if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EIDRM) {
 		return fmt.Errorf("free shared memory segment %d: %w", id, err)
