@@ -4,29 +4,35 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin/msbench
 # Go modules of the systems under test and of tools, each tested on its own.
-SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find services tools -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
+SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find studies tools -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
 # Debian packages the tests and studies start or compare against.
 DEBIAN_PACKAGES := wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
 PROFILE ?= quick
 
-.PHONY: run test build deps fmt-check vet unit bench clean
+.PHONY: run test build generate deps fmt-check vet unit bench clean
 
-# Each study's report path is printed as it finishes.
-STUDIES ?= faas-gateway cache thread-vs-fiber
+# Every folder studies/NAME holding a study.yaml is a study; each one's
+# report path is printed as it finishes.
+STUDIES ?= $(patsubst studies/%/study.yaml,%,$(wildcard studies/*/study.yaml))
 
 run: deps build
 	@for s in $(STUDIES); do $(BIN) run $$s --profile $(PROFILE) || exit 1; done
 
-test: deps fmt-check vet unit
+test: deps generate fmt-check vet unit
 
+generate:
+	$(GO) generate ./cmd/msbench
+
+# go generate links every study's analysis into msbench.
 build:
+	$(GO) generate ./cmd/msbench
 	$(GO) build -o $(BIN) ./cmd/msbench
 
 deps:
 	@scripts/install-deps $(DEBIAN_PACKAGES)
 
 fmt-check:
-	@unformatted=$$(gofmt -l cmd internal services tools bench); \
+	@unformatted=$$(gofmt -l cmd internal studies tools bench); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-ed:"; echo "$$unformatted"; exit 1; fi
 
 vet:

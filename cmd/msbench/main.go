@@ -1,3 +1,5 @@
+//go:generate go run ../../internal/analysis/gen -studies ../../studies -out analyses.go
+
 // Command msbench is a lab for microservice architecture decisions: it
 // starts real implementations, drives load at them accurately and reports
 // what it measured.

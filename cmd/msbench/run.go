@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/runner"
@@ -51,7 +52,7 @@ interrupted run keeps what finished; --resume DIR continues it.`,
 	fl.StringVar(&f.resume, "resume", "", "continue the run in this results directory")
 	fl.StringVar(&f.results, "results", "", "where run directories go (default <root>/results)")
 	fl.StringVar(&f.data, "data", "", "shared data directory (default <root>/../shared/data)")
-	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ and services/ (default: found from the working directory)")
+	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ (default: found from the working directory)")
 	return cmd
 }
 
@@ -62,6 +63,15 @@ func runStudy(cmd *cobra.Command, f runFlags, name string) error {
 	}
 	path, err := study.Find(filepath.Join(root, "studies"), name)
 	if err != nil {
+		return usageError{err}
+	}
+	// The analysis' needs are checked on the file as written: a profile may
+	// skip steps, which the report then says it could not show.
+	whole, err := study.Load(path, "")
+	if err != nil {
+		return usageError{err}
+	}
+	if err := analysis.Check(whole); err != nil {
 		return usageError{err}
 	}
 	s, err := study.Load(path, f.profile)

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/proc"
-	"github.com/msbench/msbench/internal/study"
 )
 
 // skipped are directories that never hold sources: outputs, dependencies
@@ -40,8 +40,18 @@ type Result struct {
 	Cached bool
 }
 
+// Spec is one build: a command run in a source directory, whose output
+// goes to {out}.
+type Spec struct {
+	Name    string
+	Dir     string // relative to Cache.Root
+	Command string // run by sh in Dir; placeholders from Cache.Vars and {out}
+	// Ignore lists path prefixes under Dir that do not change the build.
+	Ignore []string
+}
+
 // Build returns the artifacts of b, building them if their sources changed.
-func (c *Cache) Build(ctx context.Context, b *study.Build) (Result, error) {
+func (c *Cache) Build(ctx context.Context, b Spec) (Result, error) {
 	src := filepath.Join(c.Root, b.Dir)
 	hash, err := Hash(src, b.Command, b.Ignore)
 	if err != nil {
@@ -63,7 +73,7 @@ func (c *Cache) Build(ctx context.Context, b *study.Build) (Result, error) {
 	for k, v := range c.Vars {
 		vars[k] = v
 	}
-	command, err := study.Expand(b.Command, vars)
+	command, err := placeholder.Expand(b.Command, vars)
 	if err != nil {
 		return Result{}, fmt.Errorf("build %s: %w", b.Name, err)
 	}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/msbench/msbench/internal/study"
 )
 
 func TestBuildIsCachedUntilASourceChanges(t *testing.T) {
@@ -25,7 +23,7 @@ func TestBuildIsCachedUntilASourceChanges(t *testing.T) {
 	write("main.txt", "v1")
 	write("node_modules/dep.txt", "x")
 	c := &Cache{Root: root, Dir: filepath.Join(root, ".cache")}
-	b := &study.Build{Name: "svc", Dir: "svc", Command: "cp main.txt {out}/artifact && echo built"}
+	b := Spec{Name: "svc", Dir: "svc", Command: "cp main.txt {out}/artifact && echo built"}
 
 	first, err := c.Build(context.Background(), b)
 	if err != nil || first.Cached {
@@ -55,7 +53,7 @@ func TestBuildFailureShowsTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Cache{Root: root, Dir: filepath.Join(root, ".cache")}
-	_, err := c.Build(context.Background(), &study.Build{Name: "svc", Dir: "svc", Command: "echo compiler says no >&2; exit 3"})
+	_, err := c.Build(context.Background(), Spec{Name: "svc", Dir: "svc", Command: "echo compiler says no >&2; exit 3"})
 	if err == nil || !strings.Contains(err.Error(), "compiler says no") {
 		t.Fatalf("error %v should carry the build log", err)
 	}

@@ -1,5 +1,5 @@
 // Package checkout finds the msbench checkout a command runs in: the
-// directory whose go.mod is msbench's, holding studies/, services/ and
+// directory whose go.mod is msbench's, holding studies/ and
 // tools/.
 package checkout
 

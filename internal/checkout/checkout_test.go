@@ -15,7 +15,7 @@ func TestRootIsFoundFromBelow(t *testing.T) {
 		t.Fatalf("root %s has no studies/: %v", root, err)
 	}
 	// A service module's go.mod is not the checkout's.
-	t.Chdir(filepath.Join(root, "services", "faas-gateway"))
+	t.Chdir(filepath.Join(root, "studies", "faas-gateway", "services"))
 	if again, err := Root(""); err != nil || again != root {
 		t.Fatalf("from a service module: %q, %v; want %q", again, err, root)
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/msbench/msbench/internal/build"
-	"github.com/msbench/msbench/internal/study"
 )
 
 // buildFerretDB returns the FerretDB program built from root's
@@ -22,7 +21,7 @@ func buildFerretDB(ctx context.Context, root string) (string, error) {
 		return "", fmt.Errorf("no %s in %s: is it an msbench checkout?", ferretDBSource, root)
 	}
 	cache := &build.Cache{Root: root, Dir: filepath.Join(root, ".cache", "builds")}
-	res, err := cache.Build(ctx, &study.Build{
+	res, err := cache.Build(ctx, build.Spec{
 		Name:    "ferretdb",
 		Dir:     ferretDBSource,
 		Command: "go build -buildvcs=false -o {out}/ferretdb .",

@@ -6,6 +6,8 @@ import (
 	"html"
 	"strings"
 	"time"
+
+	"github.com/msbench/msbench/internal/analysis"
 )
 
 const css = `body{font-family:"Liberation Sans",Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -16,7 +18,7 @@ figure{margin:1.5em 0}figcaption{font-size:.85em;color:#555}.meta{color:#555;fon
 .v-reproduced{color:#0a6e31;font-weight:bold}.v-not-reproduced{color:#b3261e;font-weight:bold}.v-explained{color:#7a5a00;font-weight:bold}.v-not-measured{color:#666}
 td.claim,td.why{text-align:left}`
 
-func renderHTML(ds *Dataset, sections []Section) []byte {
+func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 	var b bytes.Buffer
 	title := ds.Study.Title
 	if title == "" {
@@ -78,7 +80,7 @@ func svgBody(svg []byte) []byte {
 	return svg
 }
 
-func renderMarkdown(ds *Dataset, sections []Section) []byte {
+func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 	var b bytes.Buffer
 	title := ds.Study.Title
 	if title == "" {
@@ -103,7 +105,7 @@ func renderMarkdown(ds *Dataset, sections []Section) []byte {
 	return b.Bytes()
 }
 
-func claimRows(cs []Claim) [][]string {
+func claimRows(cs []analysis.Claim) [][]string {
 	var rows [][]string
 	for _, c := range cs {
 		rows = append(rows, []string{c.Text, c.Published, c.Measured, "**" + c.Verdict + "**", c.Why})
@@ -132,7 +134,7 @@ func mapStrings(xs []string, f func(string) string) []string {
 	return out
 }
 
-func subtitle(ds *Dataset) string {
+func subtitle(ds *analysis.Dataset) string {
 	parts := []string{}
 	if ds.Study.Source != "" {
 		parts = append(parts, "Source: "+ds.Study.Source)

@@ -12,73 +12,27 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
 )
 
-// Section is one part of the report, rendered to HTML and Markdown alike.
-type Section struct {
-	Title   string
-	Text    []string // paragraphs, plain text
-	Claims  []Claim
-	Tables  []Table
-	Figures []Figure
-}
-
-// Table is a captioned grid of already formatted cells.
-type Table struct {
-	Caption string
-	Header  []string
-	Rows    [][]string
-}
-
-// Figure is a captioned inline SVG.
-type Figure struct {
-	Caption string
-	SVG     []byte
-}
-
-// Verdicts a claim can get.
-const (
-	Reproduced    = "reproduced"
-	NotReproduced = "not reproduced"
-	Explained     = "explained"
-	Undecided     = "not measured"
-)
-
-// Claim is a published statement beside what this run measured.
-type Claim struct {
-	Text      string
-	Published string
-	Measured  string
-	Verdict   string
-	Why       string
-}
-
-// Analysis adds a study's own sections: its claims, its special plots.
-type Analysis func(ds *Dataset) ([]Section, error)
-
-var analyses = map[string]Analysis{}
-
-// register makes an analysis run for a study of that name.
-func register(studyName string, a Analysis) { analyses[studyName] = a }
-
 // Write renders the report of the run in dir and returns the HTML path.
 func Write(dir string) (string, error) {
-	ds, err := Load(dir)
+	ds, err := analysis.Load(dir)
 	if err != nil {
 		return "", err
 	}
-	var sections []Section
+	var sections []analysis.Section
 	if len(ds.Missing) > 0 {
 		sections = append(sections, missingSection(ds))
 	}
-	if a, ok := analyses[ds.Study.Name]; ok {
-		own, err := a(ds)
+	if a, ok := analysis.Lookup(ds.Study.Name); ok {
+		own, err := analyze(a, ds)
 		if err != nil {
 			// The rest of the report still stands.
-			own = []Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}
+			own = []analysis.Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}
 		}
 		sections = append(sections, withholdVerdicts(own, ds.Missing)...)
 	}
@@ -98,14 +52,23 @@ func Write(dir string) (string, error) {
 	return html, nil
 }
 
+// analyze runs a study's analysis on a run, unless the run's study lacks
+// what it reads (an old run, from before a step or axis was added).
+func analyze(a analysis.Analysis, ds *analysis.Dataset) ([]analysis.Section, error) {
+	if err := ds.Study.CheckRun(a.Needs()); err != nil {
+		return nil, err
+	}
+	return a.Analyze(ds)
+}
+
 // missingSection lists what the run lacks, first, so that nobody reads the
 // rest without knowing.
-func missingSection(ds *Dataset) Section {
-	sec := Section{
+func missingSection(ds *analysis.Dataset) analysis.Section {
+	sec := analysis.Section{
 		Title: "Missing data",
 		Text:  []string{fmt.Sprintf("This run lacks data for %d of its planned parts; the report shows what was measured, and claims that compare variants get no verdict. Continue an interrupted run with msbench run --resume %s.", len(ds.Missing), ds.Dir)},
 	}
-	t := Table{Header: []string{"what is missing"}}
+	t := analysis.Table{Header: []string{"what is missing"}}
 	for _, m := range ds.Missing {
 		t.Rows = append(t.Rows, []string{m})
 	}
@@ -113,21 +76,21 @@ func missingSection(ds *Dataset) Section {
 	return sec
 }
 
-// withholdVerdicts turns every verdict into Undecided when the run lacks
+// withholdVerdicts turns every verdict into analysis.Undecided when the run lacks
 // planned data: a comparison across a gap (one variant measured, its rival
 // not) would read like a result. What was measured is still shown.
-func withholdVerdicts(sections []Section, missing []string) []Section {
+func withholdVerdicts(sections []analysis.Section, missing []string) []analysis.Section {
 	if len(missing) == 0 {
 		return sections
 	}
 	for i := range sections {
 		for j := range sections[i].Claims {
 			c := &sections[i].Claims[j]
-			if c.Verdict == Undecided {
+			if c.Verdict == analysis.Undecided {
 				continue
 			}
 			c.Why = fmt.Sprintf("no verdict: the run lacks data it compares (%d missing parts, listed under Missing data); measured so far it would read %q", len(missing), c.Verdict)
-			c.Verdict = Undecided
+			c.Verdict = analysis.Undecided
 		}
 	}
 	return sections
@@ -137,32 +100,18 @@ func withholdVerdicts(sections []Section, missing []string) []Section {
 // table instead, and their study's analysis draws the curves.
 const manySteps = 8
 
-// median returns the median over repetitions of f for one step of one
-// variant; false when nothing was measured.
-func (ds *Dataset) median(variant, step string, f func(u *Unit) float64) (float64, bool) {
-	units := ds.Units(variant, step)
-	if len(units) == 0 {
-		return nan, false
-	}
-	xs := make([]float64, len(units))
-	for i, u := range units {
-		xs[i] = f(u)
-	}
-	return stats.Median(xs), true
-}
-
 // stepSections gives every load step a table, a latency box plot and
 // throughput and resource charts.
-func stepSections(ds *Dataset) ([]Section, error) {
+func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 	if len(ds.Study.Load.Steps) > manySteps {
-		return []Section{allStepsSection(ds)}, nil
+		return []analysis.Section{allStepsSection(ds)}, nil
 	}
 	groups, series := ds.Axis()
-	var out []Section
+	var out []analysis.Section
 	for _, st := range ds.Study.Load.Steps {
-		sec := Section{Title: "Step " + st.Name}
+		sec := analysis.Section{Title: "Step " + st.Name}
 		sec.Text = append(sec.Text, describeStep(ds, st.Name))
-		table := Table{
+		table := analysis.Table{
 			Caption: "Per variant, the median over repetitions (95% CI when there are several); latency from the intended send time.",
 			Header:  []string{"variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms"},
 		}
@@ -176,11 +125,11 @@ func stepSections(ds *Dataset) ([]Section, error) {
 		for _, g := range groups {
 			bg := plot.BoxGroup{Label: g}
 			for i, r := range series {
-				v, ok := ds.variantFor(g, r)
+				v, ok := ds.VariantFor(g, r)
 				units := ds.Units(v.Key(), st.Name)
 				if !ok || len(units) == 0 {
-					thr[i].Values = append(thr[i].Values, nan)
-					cpu[i].Values = append(cpu[i].Values, nan)
+					thr[i].Values = append(thr[i].Values, analysis.NaN)
+					cpu[i].Values = append(cpu[i].Values, analysis.NaN)
 					continue
 				}
 				h, err := ds.Merged(v.Key(), st.Name, "latency")
@@ -199,15 +148,15 @@ func stepSections(ds *Dataset) ([]Section, error) {
 		}
 		sec.Tables = append(sec.Tables, table)
 		if svg, err := plot.BoxPlot(st.Name+": latency", "latency (ms)", boxGroups, plot.Options{LogY: true}); err == nil {
-			sec.Figures = append(sec.Figures, Figure{Caption: "Latency per variant, all repetitions merged. " + plot.WhiskersMinP99.Caption(), SVG: svg})
+			sec.Figures = append(sec.Figures, analysis.Figure{Caption: "Latency per variant, all repetitions merged. " + plot.WhiskersMinP99.Caption(), SVG: svg})
 		} else {
 			sec.Text = append(sec.Text, "Latency plot unavailable: "+err.Error())
 		}
 		if svg, err := plot.GroupedBars(st.Name+": throughput", "requests per second", groups, thr, plot.Options{}); err == nil {
-			sec.Figures = append(sec.Figures, Figure{Caption: "Completed requests per second.", SVG: svg})
+			sec.Figures = append(sec.Figures, analysis.Figure{Caption: "Completed requests per second.", SVG: svg})
 		}
 		if svg, err := plot.GroupedBars(st.Name+": CPU per request", "CPU ms per request (all services)", groups, cpu, plot.Options{}); err == nil {
-			sec.Figures = append(sec.Figures, Figure{Caption: "User + system CPU time of every service during the step, divided by the requests completed.", SVG: svg})
+			sec.Figures = append(sec.Figures, analysis.Figure{Caption: "User + system CPU time of every service during the step, divided by the requests completed.", SVG: svg})
 		}
 		out = append(out, sec)
 	}
@@ -215,8 +164,8 @@ func stepSections(ds *Dataset) ([]Section, error) {
 }
 
 // allStepsSection is one table of every step of every variant.
-func allStepsSection(ds *Dataset) Section {
-	t := Table{
+func allStepsSection(ds *analysis.Dataset) analysis.Section {
+	t := analysis.Table{
 		Caption: "Every step, the median over repetitions (95% CI when there are several); latency from the intended send time.",
 		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms"},
 	}
@@ -228,10 +177,8 @@ func allStepsSection(ds *Dataset) Section {
 			}
 		}
 	}
-	return Section{Title: "All steps", Tables: []Table{t}}
+	return analysis.Section{Title: "All steps", Tables: []analysis.Table{t}}
 }
-
-var nan = stats.Median(nil)
 
 func seriesName(r string) string {
 	if r == "" {
@@ -247,36 +194,36 @@ func box(name string, h *hdrhistogram.Histogram) plot.Box {
 
 // variantRow formats one table row and returns the median throughput and
 // CPU per request for charts.
-func variantRow(key string, units []*Unit) ([]string, float64, float64) {
-	col := func(f func(u *Unit) float64) []float64 {
+func variantRow(key string, units []*analysis.Unit) ([]string, float64, float64) {
+	col := func(f func(u *analysis.Unit) float64) []float64 {
 		out := make([]float64, len(units))
 		for i, u := range units {
 			out[i] = f(u)
 		}
 		return out
 	}
-	reqs := col(func(u *Unit) float64 { return float64(u.Summary.Requests) })
-	ok := col(func(u *Unit) float64 { return 100 * u.Summary.SuccessRate })
-	tput := col(func(u *Unit) float64 { return u.Summary.ThroughputRPS })
-	cpu := col(func(u *Unit) float64 { return 1000 * cpuSeconds(u) / max(float64(u.Summary.Requests), 1) })
-	mem := col(func(u *Unit) float64 { return float64(peakMemory(u)) / (1 << 20) })
-	warm := col(func(u *Unit) float64 {
+	reqs := col(func(u *analysis.Unit) float64 { return float64(u.Summary.Requests) })
+	ok := col(func(u *analysis.Unit) float64 { return 100 * u.Summary.SuccessRate })
+	tput := col(func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS })
+	cpu := col(func(u *analysis.Unit) float64 { return 1000 * cpuSeconds(u) / max(float64(u.Summary.Requests), 1) })
+	mem := col(func(u *analysis.Unit) float64 { return float64(peakMemory(u)) / (1 << 20) })
+	warm := col(func(u *analysis.Unit) float64 {
 		if u.Warmup == nil {
-			return nan
+			return analysis.NaN
 		}
 		return u.Warmup.Latency.P50
 	})
-	row := []string{key, fmt.Sprint(len(units)), num(stats.Median(reqs), 0), num(stats.Median(ok), 2),
-		withCI(tput, 1),
-		withCI(col(func(u *Unit) float64 { return u.Summary.Latency.P50 }), 3),
-		withCI(col(func(u *Unit) float64 { return u.Summary.Latency.P90 }), 3),
-		withCI(col(func(u *Unit) float64 { return u.Summary.Latency.P99 }), 3),
-		num(stats.Median(col(func(u *Unit) float64 { return u.Summary.Latency.Max })), 3),
-		withCI(cpu, 3), num(stats.Median(mem), 1), num(stats.Median(warm), 3)}
+	row := []string{key, fmt.Sprint(len(units)), analysis.Num(stats.Median(reqs), 0), analysis.Num(stats.Median(ok), 2),
+		analysis.WithCI(tput, 1),
+		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }), 3),
+		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P90 }), 3),
+		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }), 3),
+		analysis.Num(stats.Median(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })), 3),
+		analysis.WithCI(cpu, 3), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3)}
 	return row, stats.Median(tput), stats.Median(cpu)
 }
 
-func cpuSeconds(u *Unit) float64 {
+func cpuSeconds(u *analysis.Unit) float64 {
 	total := 0.0
 	for _, s := range u.Resources.Services {
 		total += s.CPUUserS + s.CPUSysS
@@ -284,7 +231,7 @@ func cpuSeconds(u *Unit) float64 {
 	return total
 }
 
-func peakMemory(u *Unit) int64 {
+func peakMemory(u *analysis.Unit) int64 {
 	var total int64
 	for _, s := range u.Resources.Services {
 		total += s.PeakMemBytes
@@ -292,25 +239,7 @@ func peakMemory(u *Unit) int64 {
 	return total
 }
 
-// withCI formats the median of repetitions, with a 95% interval of the
-// mean when there are enough of them to have one.
-func withCI(xs []float64, digits int) string {
-	m := stats.Median(xs)
-	if len(xs) < 2 {
-		return num(m, digits)
-	}
-	lo, hi := stats.MeanCI(xs, 0.95)
-	return fmt.Sprintf("%s (%s–%s)", num(m, digits), num(lo, digits), num(hi, digits))
-}
-
-func num(x float64, digits int) string {
-	if x != x {
-		return "–"
-	}
-	return fmt.Sprintf("%.*f", digits, x)
-}
-
-func describeStep(ds *Dataset, name string) string {
+func describeStep(ds *analysis.Dataset, name string) string {
 	for _, st := range ds.Study.Load.Steps {
 		if st.Name != name {
 			continue
@@ -335,7 +264,7 @@ func warmupText(requests int64, duration string) string {
 	return duration
 }
 
-func provenanceSection(ds *Dataset) Section {
+func provenanceSection(ds *analysis.Dataset) analysis.Section {
 	p := ds.Prov
 	rows := [][]string{
 		{"study file", p.StudyFile},
@@ -354,9 +283,9 @@ func provenanceSection(ds *Dataset) Section {
 	for _, k := range slices.Sorted(maps.Keys(p.Builds)) {
 		rows = append(rows, []string{"build " + k, p.Builds[k][:min(16, len(p.Builds[k]))]})
 	}
-	sec := Section{Title: "Provenance", Tables: []Table{{Header: []string{"what", "value"}, Rows: rows}}}
+	sec := analysis.Section{Title: "Provenance", Tables: []analysis.Table{{Header: []string{"what", "value"}, Rows: rows}}}
 	if len(ds.State.Failed) > 0 {
-		t := Table{Caption: "Runs that failed (their logs are in logs/).", Header: []string{"run", "why"}}
+		t := analysis.Table{Caption: "Runs that failed (their logs are in logs/).", Header: []string{"run", "why"}}
 		for _, k := range slices.Sorted(maps.Keys(ds.State.Failed)) {
 			t.Rows = append(t.Rows, []string{k, ds.State.Failed[k]})
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -93,16 +94,16 @@ func TestReportOfARealRun(t *testing.T) {
 }
 
 func TestVerdictsNeedEveryPlannedPart(t *testing.T) {
-	sections := []Section{{Claims: []Claim{
-		{Text: "A is faster than B", Verdict: Reproduced},
-		{Text: "never measured", Verdict: Undecided, Why: "no data"},
+	sections := []analysis.Section{{Claims: []analysis.Claim{
+		{Text: "A is faster than B", Verdict: analysis.Reproduced},
+		{Text: "never measured", Verdict: analysis.Undecided, Why: "no data"},
 	}}}
 	kept := withholdVerdicts(slices.Clone(sections), nil)
-	if kept[0].Claims[0].Verdict != Reproduced {
+	if kept[0].Claims[0].Verdict != analysis.Reproduced {
 		t.Fatalf("a complete run lost its verdict: %+v", kept[0].Claims[0])
 	}
 	got := withholdVerdicts(sections, []string{"repetition 1, variant impl=B: steady not measured"})
-	if c := got[0].Claims[0]; c.Verdict != Undecided || !strings.Contains(c.Why, "reproduced") {
+	if c := got[0].Claims[0]; c.Verdict != analysis.Undecided || !strings.Contains(c.Why, "reproduced") {
 		t.Fatalf("a verdict across a gap stood: %+v", c)
 	}
 	if c := got[0].Claims[1]; c.Why != "no data" {

@@ -132,7 +132,7 @@ func (r *runner) buildAll(ctx context.Context) error {
 	for _, b := range r.study.Builds {
 		start := time.Now()
 		r.logf("build %s …", b.Name)
-		res, err := cache.Build(ctx, b)
+		res, err := cache.Build(ctx, build.Spec{Name: b.Name, Dir: b.Dir, Command: b.Command, Ignore: b.Ignore})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ErrInterrupted

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/study"
@@ -115,7 +116,7 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	}
 	// Axis attributes may name builds, services and dependencies, now known.
 	for k, v := range axes {
-		if values[k], err = study.Expand(v, values); err != nil {
+		if values[k], err = placeholder.Expand(v, values); err != nil {
 			return d, fmt.Errorf("deploy: variant value %s: %w", k, err)
 		}
 	}
@@ -149,13 +150,13 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	for k, v := range shared {
 		values[k] = v
 	}
-	command, err := study.Expand(svc.Command, values)
+	command, err := placeholder.Expand(svc.Command, values)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: command %w", name, err)
 	}
 	var env []string
 	for _, kv := range svc.Env {
-		v, err := study.Expand(kv[1], values)
+		v, err := placeholder.Expand(kv[1], values)
 		if err != nil {
 			return nil, fmt.Errorf("start %s: env %s: %w", name, kv[0], err)
 		}
@@ -258,10 +259,10 @@ func (d *deployment) track(acct resources.Accountant, name string, pid int, limi
 
 func readiness(r study.Ready, values map[string]string) (proc.Check, error) {
 	if r.HTTP != "" {
-		u, err := study.Expand(r.HTTP, values)
+		u, err := placeholder.Expand(r.HTTP, values)
 		return proc.HTTPCheck{URL: u}, err
 	}
-	a, err := study.Expand(r.TCP, values)
+	a, err := placeholder.Expand(r.TCP, values)
 	return proc.TCPCheck{Addr: a}, err
 }
 

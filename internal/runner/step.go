@@ -12,6 +12,7 @@ import (
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
@@ -201,7 +202,7 @@ func loadTarget(t *study.Target, baseURL string, values map[string]string) (load
 	var err error
 	expand := func(s string) string {
 		if err == nil {
-			s, err = study.Expand(s, values)
+			s, err = placeholder.Expand(s, values)
 		}
 		return s
 	}

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/placeholder"
 	"gopkg.in/yaml.v3"
 )
 
-// Find resolves a study name (a file in dir) or a path to a study file.
+// Find resolves a study name (a folder dir/NAME holding study.yaml) or a
+// path to a study file.
 func Find(dir, nameOrFile string) (string, error) {
 	if strings.ContainsAny(nameOrFile, "/.") {
 		if _, err := os.Stat(nameOrFile); err != nil {
@@ -24,17 +26,32 @@ func Find(dir, nameOrFile string) (string, error) {
 		}
 		return nameOrFile, nil
 	}
-	for _, ext := range []string{".yaml", ".yml"} {
-		p := filepath.Join(dir, nameOrFile+ext)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
+	p := filepath.Join(dir, nameOrFile, FileName)
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
 	}
-	known, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	for i, k := range known {
-		known[i] = strings.TrimSuffix(filepath.Base(k), ".yaml")
+	known, err := List(dir)
+	if err != nil {
+		return "", err
 	}
 	return "", fmt.Errorf("no study %q in %s (known: %s)", nameOrFile, dir, strings.Join(known, ", "))
+}
+
+// FileName is the study file in a study's folder.
+const FileName = "study.yaml"
+
+// List names the studies in dir: its folders that hold a study file,
+// sorted. Adding a study is adding such a folder.
+func List(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*", FileName))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(filepath.Dir(f))
+	}
+	return names, nil
 }
 
 // Load reads a study file and applies the named profile ("" for none).
@@ -84,15 +101,17 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Services = d.services(e.value)
 		case "variants":
 			s.Variants = d.axes(e.value)
+			s.lines.variants = e.keyN.Line
 		case "setup":
 			for i, tn := range d.sequence(e.value, "setup") {
 				f := fmt.Sprintf("setup[%d]", i)
 				for _, one := range d.each(tn, f) {
-					s.Setup = append(s.Setup, d.target(one, f, setupTarget))
+					s.Setup = append(s.Setup, d.target(one.node, f, setupTarget))
 				}
 			}
 		case "load":
 			s.Load = d.load(e.value)
+			s.lines.load = e.keyN.Line
 		case "repetitions":
 			s.Repetitions = int(d.integer(e.value, "repetitions", 1))
 		case "profiles":
@@ -208,7 +227,7 @@ func (d *decoder) services(n *yaml.Node) []*Service {
 			case "ready":
 				svc.Ready = d.ready(se.value, sf)
 			case "replicas":
-				if m := placeholder.FindStringSubmatch(se.value.Value); m != nil && m[0] == se.value.Value {
+				if m := placeholder.Pattern.FindStringSubmatch(se.value.Value); m != nil && m[0] == se.value.Value {
 					svc.ReplicasFrom = m[1]
 				} else {
 					svc.Replicas = int(d.integer(se.value, sf, 1))
@@ -342,7 +361,16 @@ func (d *decoder) load(n *yaml.Node) Plan {
 			for i, sn := range d.sequence(e.value, f) {
 				sf := fmt.Sprintf("%s[%d]", f, i)
 				for _, one := range d.each(sn, sf) {
-					st := d.step(one, sf, &Step{line: sn.Line})
+					st := d.step(one.node, sf, &Step{line: sn.Line})
+					for k, v := range one.vars {
+						if _, dup := st.Params[k]; dup {
+							d.errorf(sn, join(sf, "params."+k), "also a name of each:; give the value once")
+						}
+						if st.Params == nil {
+							st.Params = map[string]string{}
+						}
+						st.Params[k] = v
+					}
 					l.Steps = append(l.Steps, st)
 				}
 			}
@@ -357,7 +385,7 @@ func (d *decoder) load(n *yaml.Node) Plan {
 	return l
 }
 
-var stepFields = []string{"each", "name", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "tick", "think", "connections", "duration", "requests", "iterations", "timeout", "min_success", "warmup", "pause", "targets"}
+var stepFields = []string{"each", "name", "params", "fresh", "tag_header", "before", "collect", "events", "model", "users", "rate", "stages", "arrivals", "pacing", "tick", "think", "connections", "duration", "requests", "iterations", "timeout", "min_success", "warmup", "pause", "targets"}
 
 // step sets on st the fields n gives, so that a profile can override some.
 func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
@@ -369,6 +397,11 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 			// Expanded by each before the step is read.
 		case "name":
 			st.Name = d.nonEmpty(v, f)
+		case "params":
+			st.Params = map[string]string{}
+			for _, p := range d.pairs(v, f) {
+				st.Params[p[0]] = p[1]
+			}
 		case "fresh":
 			st.Fresh = d.boolean(v, f)
 		case "tag_header":
@@ -437,9 +470,9 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 //     targets: [{method: POST, path: /images, form: {image: "@{build.corpus}/{format}-{size}.{format}"}}]
 //
 // A step without each is returned as it is.
-func (d *decoder) each(n *yaml.Node, field string) []*yaml.Node {
+func (d *decoder) each(n *yaml.Node, field string) []expanded {
 	if n.Kind != yaml.MappingNode {
-		return []*yaml.Node{n}
+		return []expanded{{node: n}}
 	}
 	var loops *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -448,7 +481,7 @@ func (d *decoder) each(n *yaml.Node, field string) []*yaml.Node {
 		}
 	}
 	if loops == nil {
-		return []*yaml.Node{n}
+		return []expanded{{node: n}}
 	}
 	combos := []map[string]string{{}}
 	for _, e := range d.mapping(loops, join(field, "each")) {
@@ -465,18 +498,24 @@ func (d *decoder) each(n *yaml.Node, field string) []*yaml.Node {
 		}
 		combos = next
 	}
-	out := make([]*yaml.Node, 0, len(combos))
+	out := make([]expanded, 0, len(combos))
 	for _, c := range combos {
-		out = append(out, substitute(n, c))
+		out = append(out, expanded{node: substitute(n, c), vars: c})
 	}
 	return out
+}
+
+// expanded is one instance of a template and the each: values it took.
+type expanded struct {
+	node *yaml.Node
+	vars map[string]string
 }
 
 // substitute deep-copies n, replacing {VAR} of vars in every scalar.
 func substitute(n *yaml.Node, vars map[string]string) *yaml.Node {
 	c := *n
 	if n.Kind == yaml.ScalarNode {
-		c.Value = placeholder.ReplaceAllStringFunc(n.Value, func(m string) string {
+		c.Value = placeholder.Pattern.ReplaceAllStringFunc(n.Value, func(m string) string {
 			if v, ok := vars[m[1:len(m)-1]]; ok {
 				return v
 			}

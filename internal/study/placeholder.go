@@ -1,11 +1,10 @@
 package study
 
 import (
-	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/msbench/msbench/internal/placeholder"
 	"gopkg.in/yaml.v3"
 )
 
@@ -26,7 +25,6 @@ import (
 //	{setup.NAME.KEY}          a value captured from the answer to setup request NAME
 //	{AXIS}                    the variant's value on that axis, e.g. {framework}
 //	{AXIS.ATTR}               an attribute of that value (axes given as mappings)
-var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*(?:\.[a-z0-9_-]+)*)\}`)
 
 // reserved names cannot be axis names.
 var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "root": true, "data": true}
@@ -50,7 +48,7 @@ type ref struct {
 }
 
 func (d *decoder) placeholders(n *yaml.Node, field, text string) {
-	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+	for _, m := range placeholder.Pattern.FindAllStringSubmatch(text, -1) {
 		d.refs = append(d.refs, ref{line: n.Line, field: field, name: m[1]})
 	}
 }
@@ -120,22 +118,4 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 func hasAttr(a Axis, attr string) bool {
 	_, ok := a.Attrs[a.Values[0]][attr]
 	return ok
-}
-
-// Expand fills in placeholders from values; a name without a value is an
-// error, so a typo can never reach a command line.
-func Expand(text string, values map[string]string) (string, error) {
-	var missing []string
-	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		name := m[1 : len(m)-1]
-		v, ok := values[name]
-		if !ok {
-			missing = append(missing, m)
-		}
-		return v
-	})
-	if missing != nil {
-		return "", fmt.Errorf("%q: no value for %s", text, strings.Join(missing, ", "))
-	}
-	return out, nil
 }

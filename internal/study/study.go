@@ -26,6 +26,7 @@ type Study struct {
 	Profiles    []string // all profile names, in file order
 	// Paper is the published-figures section, kept as YAML for the report.
 	Paper any
+	lines struct{ variants, load int } // where Check points
 }
 
 // Build makes artifacts once and caches them on a hash of their inputs.
@@ -107,6 +108,10 @@ type Plan struct {
 // Step is one measured load (after an optional warm-up).
 type Step struct {
 	Name string
+	// Params are what the step stands for, as data: its each: values and
+	// its params:, e.g. {op: post, format: png, size: 0128k}. Analyses
+	// select steps by them, never by parsing the name.
+	Params map[string]string
 	// Load is the load as msbench load takes it, validated by the same
 	// code; its targets are the step's Targets, resolved at run time.
 	Load    load.Spec

@@ -64,7 +64,7 @@ func build(ctx context.Context, t *testing.T) binaries {
 	began := time.Now()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./rbac", "./gateway")
-	cmd.Dir = "../cache"
+	cmd.Dir = "../services"
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build in ../cache: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-module github.com/msbench/msbench/services/cache
+module github.com/msbench/msbench/studies/cache/services
 
 go 1.26.8
 

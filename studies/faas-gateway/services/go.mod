@@ -1,4 +1,4 @@
-module github.com/msbench/msbench/services/faas-gateway
+module github.com/msbench/msbench/studies/faas-gateway/services
 
 go 1.26.8
 

@@ -106,7 +106,7 @@ func buildGin(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "thread-vs-fiber-gin")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = "../gin"
+	cmd.Dir = "../services/gin"
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ../gin: %v\n%s", err, out)
 	}
@@ -140,7 +140,7 @@ func buildSpring(ctx context.Context, t *testing.T) {
 	}
 	began := time.Now()
 	cmd := exec.CommandContext(ctx, "./build.sh")
-	cmd.Dir = "../spring"
+	cmd.Dir = "../services/spring"
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("spring/build.sh: %v\n%s", err, out)
 	}
@@ -168,7 +168,7 @@ func startSpring(ctx context.Context, t *testing.T, virtual bool, dbURL string, 
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	logPath := filepath.Join(t.TempDir(), "spring.log")
-	runSh, err := filepath.Abs("../spring/run.sh")
+	runSh, err := filepath.Abs("../services/spring/run.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/msbench/msbench/services/cache/internal/web"
+	"github.com/msbench/msbench/studies/cache/services/internal/web"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/msbench/msbench/services/cache/internal/web"
+	"github.com/msbench/msbench/studies/cache/services/internal/web"
 )
 
 func main() { web.Main(run) }

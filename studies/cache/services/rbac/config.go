@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/msbench/msbench/services/cache/internal/web"
+	"github.com/msbench/msbench/studies/cache/services/internal/web"
 )
 
 // strategy names where GET /roles gets its data; see README.md.

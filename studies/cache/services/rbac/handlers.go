@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/msbench/msbench/services/cache/internal/web"
+	"github.com/msbench/msbench/studies/cache/services/internal/web"
 )
 
 // server answers the API described in README.md.

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/msbench/msbench/services/cache/internal/web"
+	"github.com/msbench/msbench/studies/cache/services/internal/web"
 )
 
 func main() { web.Main(run) }

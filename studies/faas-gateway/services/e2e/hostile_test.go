@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/gateway"
+	"github.com/msbench/msbench/studies/faas-gateway/services/gateway"
 )
 
 // margin is the time allowed beyond a limit for the gateway to act on it and

@@ -5,7 +5,7 @@ package main
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/msbench/msbench/services/faas-gateway/gateway"
+	"github.com/msbench/msbench/studies/faas-gateway/services/gateway"
 )
 
 func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {

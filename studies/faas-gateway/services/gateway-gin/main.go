@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/msbench/msbench/services/faas-gateway/gateway"
+	"github.com/msbench/msbench/studies/faas-gateway/services/gateway"
 )
 
 func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {

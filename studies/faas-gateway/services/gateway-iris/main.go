@@ -6,7 +6,7 @@ import (
 
 	"github.com/kataras/iris/v12"
 
-	"github.com/msbench/msbench/services/faas-gateway/gateway"
+	"github.com/msbench/msbench/studies/faas-gateway/services/gateway"
 )
 
 func newServer(g *gateway.Gateway, l gateway.Limits) gateway.Server {

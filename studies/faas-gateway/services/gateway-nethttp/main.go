@@ -5,7 +5,7 @@ package main
 import (
 	"net/http"
 
-	"github.com/msbench/msbench/services/faas-gateway/gateway"
+	"github.com/msbench/msbench/studies/faas-gateway/services/gateway"
 )
 
 func handler(g *gateway.Gateway, ep gateway.Endpoint) http.HandlerFunc {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
-	"github.com/msbench/msbench/services/faas-gateway/rpcclient"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/rpcclient"
 )
 
 // DefaultMaxMathN caps /math so one request stays near a second of CPU (about

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
-	"github.com/msbench/msbench/services/faas-gateway/rpcclient"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/rpcclient"
 )
 
 // Readiness endpoint: answered by the framework alone, without RPC.

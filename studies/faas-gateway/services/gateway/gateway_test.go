@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
-	"github.com/msbench/msbench/services/faas-gateway/rpcclient"
-	"github.com/msbench/msbench/services/faas-gateway/rpctest"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/rpcclient"
+	"github.com/msbench/msbench/studies/faas-gateway/services/rpctest"
 )
 
 var timingMetric = regexp.MustCompile(`^(handler|pre|rpc|fn);dur=\d+\.\d{6}$`)

@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/msbench/msbench/services/faas-gateway/loopback"
+	"github.com/msbench/msbench/studies/faas-gateway/services/loopback"
 )
 
 // Main is the start-up every gateway binary shares: configuration from the

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
 )
 
 // Policy says how the client gets a connection for a call.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
-	"github.com/msbench/msbench/services/faas-gateway/rpctest"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/rpctest"
 )
 
 var policies = []Policy{PolicyDial, PolicyPooled}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
 )
 
 const testReadTimeout = 300 * time.Millisecond

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
-	"github.com/msbench/msbench/services/faas-gateway/loopback"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/loopback"
 )
 
 func main() {

@@ -10,8 +10,8 @@ import (
 	"net/rpc"
 	"sync"
 
-	"github.com/msbench/msbench/services/faas-gateway/function"
-	"github.com/msbench/msbench/services/faas-gateway/loopback"
+	"github.com/msbench/msbench/studies/faas-gateway/services/function"
+	"github.com/msbench/msbench/studies/faas-gateway/services/loopback"
 )
 
 // Server is an in-process RPC server serving function.Service.

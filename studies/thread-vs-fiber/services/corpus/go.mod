@@ -1,3 +1,3 @@
-module github.com/msbench/msbench/services/thread-vs-fiber/corpus
+module github.com/msbench/msbench/studies/thread-vs-fiber/services/corpus
 
 go 1.26.8

@@ -1,4 +1,4 @@
-module github.com/msbench/msbench/services/thread-vs-fiber/gin
+module github.com/msbench/msbench/studies/thread-vs-fiber/services/gin
 
 go 1.26.8
 

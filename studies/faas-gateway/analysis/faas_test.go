@@ -1,8 +1,9 @@
-package report
+package faasgateway
 
 import (
 	"testing"
 
+	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -12,14 +13,18 @@ import (
 // and f the function time, all in ms.
 type stageMeans struct{ rt, h, r, f, p50, p99 float64 }
 
-func faasDataset(t *testing.T, m map[[3]string]stageMeans) *Dataset {
+func faasDataset(t *testing.T, m map[[3]string]stageMeans) *analysis.Dataset {
 	t.Helper()
 	s := &study.Study{Name: "faas-gateway", Repetitions: 1,
 		Variants: []study.Axis{{Name: "framework", Values: []string{"nethttp", "gin", "fiber"}}, {Name: "policy", Values: []string{"pooled", "dial"}}},
-		Load:     study.Plan{Steps: []*study.Step{{Name: "empty"}, {Name: "math"}, {Name: "image"}}},
+		Load: study.Plan{Steps: []*study.Step{
+			{Name: "empty", Params: map[string]string{"endpoint": "empty"}},
+			{Name: "math", Params: map[string]string{"endpoint": "math"}},
+			{Name: "image", Params: map[string]string{"endpoint": "image"}},
+		}},
 	}
-	ds := &Dataset{Study: s, Variants: s.Matrix(), units: map[[2]string][]*Unit{}}
-	for _, v := range ds.Variants {
+	var units []*analysis.Unit
+	for _, v := range s.Matrix() {
 		for _, st := range s.Load.Steps {
 			sm, ok := m[[3]string{v.Get("framework"), v.Get("policy"), st.Name}]
 			if !ok {
@@ -32,10 +37,10 @@ func faasDataset(t *testing.T, m map[[3]string]stageMeans) *Dataset {
 					"handler": {Mean: sm.h}, "rpc": {Mean: sm.r}, "fn": {Mean: sm.f},
 				},
 			}
-			ds.units[[2]string{v.Key(), st.Name}] = []*Unit{{Rep: 1, Variant: v, Step: st.Name, Summary: sum}}
+			units = append(units, &analysis.Unit{Rep: 1, Variant: v, Step: st.Name, Summary: sum})
 		}
 	}
-	return ds
+	return analysis.NewDataset(s, units)
 }
 
 func TestFaasVerdicts(t *testing.T) {
@@ -60,16 +65,16 @@ func TestFaasVerdicts(t *testing.T) {
 		}
 	}
 	ds := faasDataset(t, m)
-	secs, err := faasGateway(ds)
+	secs, err := faas{}.Analyze(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		Explained,     // small workloads: dial share (1−0.1−0.2)/1 = 70%, pooled 5%
-		Explained,     // image: same numbers, threshold 2/3
-		NotReproduced, // spread 1.6/0.7 > 1.25
-		Reproduced,    // gin worst everywhere
-		NotReproduced, // fiber 0.7× net/http
+		analysis.Explained,     // small workloads: dial share (1−0.1−0.2)/1 = 70%, pooled 5%
+		analysis.Explained,     // image: same numbers, threshold 2/3
+		analysis.NotReproduced, // spread 1.6/0.7 > 1.25
+		analysis.Reproduced,    // gin worst everywhere
+		analysis.NotReproduced, // fiber 0.7× net/http
 	}
 	claims := secs[0].Claims
 	if len(claims) != len(want) {

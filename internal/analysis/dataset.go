@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -155,7 +156,7 @@ func (ds *Dataset) Axis() (groups []string, series []string) {
 }
 
 // variantFor finds the variant with first-axis value g and remaining key r.
-func (ds *Dataset) variantFor(g, r string) (study.Variant, bool) {
+func (ds *Dataset) VariantFor(g, r string) (study.Variant, bool) {
 	for _, v := range ds.Variants {
 		first := "default"
 		if len(v.Values) > 0 {
@@ -173,4 +174,102 @@ func rest(v study.Variant) string {
 		return ""
 	}
 	return study.Variant{Values: v.Values[1:]}.Key()
+}
+
+// Median is the median over repetitions of f for one step of one variant;
+// false when nothing was measured.
+func (ds *Dataset) Median(variant, step string, f func(u *Unit) float64) (float64, bool) {
+	units := ds.Units(variant, step)
+	if len(units) == 0 {
+		return NaN, false
+	}
+	xs := make([]float64, len(units))
+	for i, u := range units {
+		xs[i] = f(u)
+	}
+	return stats.Median(xs), true
+}
+
+// AxisValues are the values of a variant axis, in the study file's order.
+func (ds *Dataset) AxisValues(axis string) []string {
+	for _, a := range ds.Study.Variants {
+		if a.Name == axis {
+			return a.Values
+		}
+	}
+	return nil
+}
+
+// Startup is what a variant's deployment in one repetition recorded about
+// its start: nil when it never got that far.
+func (ds *Dataset) Startup(rep int, variant string) (*results.Startup, error) {
+	if ds.run == nil {
+		return nil, nil // a dataset made in memory
+	}
+	return ds.run.VariantDir(rep, variant).ReadStartup()
+}
+
+// Steps lists the steps whose parameters include every pair of where, in
+// the study's order: how an analysis finds its data without reading a
+// step's name.
+func (ds *Dataset) Steps(where map[string]string) []*study.Step {
+	var out []*study.Step
+	for _, st := range ds.Study.Load.Steps {
+		if st.Matches(where) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// NewDataset builds a dataset from units in memory, for testing an
+// analysis on synthetic data whose answer is known. Units that read files
+// (records, events) need Dir set to a step directory holding them.
+func NewDataset(s *study.Study, units []*Unit) *Dataset {
+	ds := &Dataset{Study: s, Variants: s.Matrix(), units: map[[2]string][]*Unit{}}
+	for _, u := range units {
+		k := [2]string{u.Variant.Key(), u.Step}
+		ds.units[k] = append(ds.units[k], u)
+	}
+	return ds
+}
+
+// Variant finds the variant with the given axis values.
+func (ds *Dataset) Variant(values map[string]string) (study.Variant, bool) {
+	for _, v := range ds.Variants {
+		match := true
+		for axis, val := range values {
+			if v.Get(axis) != val {
+				match = false
+				break
+			}
+		}
+		if match {
+			return v, true
+		}
+	}
+	return study.Variant{}, false
+}
+
+// Unmeasured lists, as "variant step", every variant of the run that has
+// no data for one of steps: what a section must say it could not show.
+func (ds *Dataset) Unmeasured(steps []*study.Step) []string {
+	var out []string
+	for _, st := range steps {
+		for _, v := range ds.Variants {
+			if len(ds.Units(v.Key(), st.Name)) == 0 {
+				out = append(out, v.Key()+" "+st.Name)
+			}
+		}
+	}
+	return out
+}
+
+// NotMeasured is the sentence a section adds for what it could not show;
+// "" when everything was measured.
+func NotMeasured(what []string) string {
+	if len(what) == 0 {
+		return ""
+	}
+	return "Not measured in this run (skipped by the profile, interrupted, or failed; see Missing data): " + strings.Join(what, ", ") + "."
 }

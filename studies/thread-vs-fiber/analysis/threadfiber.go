@@ -1,4 +1,7 @@
-package report
+// Package threadvsfiber is the thread-vs-fiber study's analysis: the
+// paper's one-client latency against size, the T_r + T_p + T_f split, the
+// concurrency sweep, and start-up apart from steady state.
+package threadvsfiber
 
 import (
 	"fmt"
@@ -6,13 +9,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
+	"github.com/msbench/msbench/internal/study"
 )
 
-func init() { register("thread-vs-fiber", threadVsFiber) }
+func init() { analysis.Register("thread-vs-fiber", threadVsFiber{}) }
 
-// The variants of the study, in the order charts give them colours.
+type threadVsFiber struct{}
+
+// The values of the impl axis, in the order charts give them colours.
 const (
 	tfGin      = "gin"
 	tfPlatform = "spring-platform"
@@ -20,6 +27,21 @@ const (
 )
 
 var tfFormats = []string{"png", "jpg"}
+
+var (
+	sequentialSteps = map[string]string{"kind": "sequential"}
+	concurrentSteps = map[string]string{"kind": "concurrent"}
+)
+
+func (threadVsFiber) Needs() study.Needs {
+	return study.Needs{
+		Axes: []string{"impl"},
+		Steps: []study.StepNeed{
+			{Where: sequentialSteps, Params: []string{"op", "format", "size"}, For: "latency against size, one client at a time"},
+			{Where: concurrentSteps, Params: []string{"op", "format", "size", "users"}, For: "throughput and tail against the number of clients"},
+		},
+	}
+}
 
 // paperSizes are the sizes the paper measured, in KB, as named in the corpus.
 var paperSizes = map[string]float64{"0017k": 17, "0030k": 30, "0040k": 40, "0050k": 50, "0065k": 65, "0090k": 90, "0110k": 110, "0120k": 120, "0128k": 128}
@@ -37,55 +59,59 @@ func sizeKB(name string) (float64, bool) {
 	return 0, false
 }
 
-// tfStep is a measured step name taken apart: post-png-0128k, fetch-jpg-1m,
-// conc-post-0128k-64.
+// tfStep is a step's parameters as the analysis uses them.
 type tfStep struct {
-	op, format, size string
-	users            int
-	kb               float64
+	name, op, format, size string
+	users                  int
+	kb                     float64
 }
 
-func parseTFStep(name string) (tfStep, bool) {
-	parts := strings.Split(name, "-")
-	switch {
-	case len(parts) == 3 && (parts[0] == "post" || parts[0] == "fetch"):
-		kb, ok := sizeKB(parts[2])
-		return tfStep{op: parts[0], format: parts[1], size: parts[2], users: 1, kb: kb}, ok
-	case len(parts) == 4 && parts[0] == "conc":
-		kb, ok := sizeKB(parts[2])
-		users, err := strconv.Atoi(parts[3])
-		return tfStep{op: parts[1], format: "png", size: parts[2], users: users, kb: kb}, ok && err == nil
-	}
-	return tfStep{}, false
-}
-
-func threadVsFiber(ds *Dataset) ([]Section, error) {
-	var seq, conc []tfStep
-	for _, st := range ds.Study.Load.Steps {
-		if s, ok := parseTFStep(st.Name); ok {
-			if strings.HasPrefix(st.Name, "conc-") {
-				conc = append(conc, s)
-			} else {
-				seq = append(seq, s)
-			}
+// tfSteps reads the steps of one kind; a size or client count that is not
+// a number is an error in the study file the analysis reports.
+func tfSteps(ds *analysis.Dataset, where map[string]string) ([]tfStep, error) {
+	var out []tfStep
+	for _, st := range ds.Steps(where) {
+		kb, ok := sizeKB(st.Params["size"])
+		if !ok {
+			return nil, fmt.Errorf("step %s: size %q is not a corpus size such as 0128k or 1m", st.Name, st.Params["size"])
 		}
+		users := 1
+		if u, set := st.Params["users"]; set {
+			n, err := strconv.Atoi(u)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: users %q is not a count", st.Name, u)
+			}
+			users = n
+		}
+		out = append(out, tfStep{name: st.Name, op: st.Params["op"], format: st.Params["format"], size: st.Params["size"], users: users, kb: kb})
 	}
-	var variants []string
-	for _, v := range ds.Variants {
-		variants = append(variants, v.Key())
-	}
-	p50 := func(variant, step string) (float64, bool) {
-		return ds.median(variant, step, func(u *Unit) float64 { return u.Summary.Latency.P50 })
-	}
-	stepName := func(s tfStep) string { return s.op + "-" + s.format + "-" + s.size }
+	return out, nil
+}
 
-	claims := []Section{{
+func (threadVsFiber) Analyze(ds *analysis.Dataset) ([]analysis.Section, error) {
+	seq, err := tfSteps(ds, sequentialSteps)
+	if err != nil {
+		return nil, err
+	}
+	conc, err := tfSteps(ds, concurrentSteps)
+	if err != nil {
+		return nil, err
+	}
+	// Charts and tables name variants by implementation; with the single
+	// impl axis that is the variant's key.
+	variants := ds.AxisValues("impl")
+	p50 := func(variant, step string) (float64, bool) {
+		return ds.Median(variant, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+	}
+	stepName := func(s tfStep) string { return s.name }
+
+	claims := []analysis.Section{{
 		Title: "The paper's claim",
 		Text: []string{
 			"The paper timed one request at a time from a front end: the thread model (Spring, a platform thread per request) 4× to 8.5× slower than the fiber model (Gin, goroutines), 6.25× on average, over images of 17 KB to 128 KB. " +
 				"Here the same Spring Boot jar runs on platform threads and on JDK virtual threads, beside Gin, all against the same private Postgres; latency is the median upload round trip (T_r + T_p + T_f) with one client.",
 		},
-		Claims: []Claim{
+		Claims: []analysis.Claim{
 			tfRatioClaim(seq, p50, stepName, tfPlatform, "The thread model (platform threads) is 6.25× slower than goroutines on average, 4× to 8.5×."),
 			tfRatioClaim(seq, p50, stepName, tfVirtual, "The same, for Spring on virtual threads (Java's fibers), which the paper did not measure."),
 		},
@@ -101,14 +127,18 @@ func threadVsFiber(ds *Dataset) ([]Section, error) {
 	if len(conc) > 0 {
 		sections = append(sections, tfConcurrencySection(ds, conc, variants))
 	}
-	sections = append(sections, tfStartupSection(ds, variants))
+	startup, err := tfStartupSection(ds, seq, variants)
+	if err != nil {
+		return nil, err
+	}
+	sections = append(sections, startup)
 	return sections, nil
 }
 
 // tfRatioClaim compares a Spring variant with Gin at one client over the
 // paper's sizes, both formats.
-func tfRatioClaim(seq []tfStep, p50 func(string, string) (float64, bool), name func(tfStep) string, spring, text string) Claim {
-	c := Claim{Text: text, Published: "6.25× on average (4×–8.5×)"}
+func tfRatioClaim(seq []tfStep, p50 func(string, string) (float64, bool), name func(tfStep) string, spring, text string) analysis.Claim {
+	c := analysis.Claim{Text: text, Published: "6.25× on average (4×–8.5×)"}
 	var ratios []float64
 	for _, s := range seq {
 		if s.op != "post" {
@@ -124,25 +154,25 @@ func tfRatioClaim(seq []tfStep, p50 func(string, string) (float64, bool), name f
 		}
 	}
 	if len(ratios) == 0 {
-		c.Verdict, c.Why = Undecided, spring+" or gin was not measured at the paper's sizes"
+		c.Verdict, c.Why = analysis.Undecided, spring+" or gin was not measured at the paper's sizes"
 		return c
 	}
 	mean := stats.Mean(ratios)
 	c.Measured = fmt.Sprintf("%s / gin median upload latency: %.2f× on average, %.2f×–%.2f× over %d size×format cases", spring, mean, slices.Min(ratios), slices.Max(ratios), len(ratios))
 	switch {
 	case mean >= 4 && mean <= 8.5:
-		c.Verdict, c.Why = Reproduced, "the average ratio lies in the published range"
+		c.Verdict, c.Why = analysis.Reproduced, "the average ratio lies in the published range"
 	case mean < 1.5:
-		c.Verdict, c.Why = NotReproduced, "with the same processing, database and client, the two request models answer one client within 1.5× of each other: the published gap is not the thread model's"
+		c.Verdict, c.Why = analysis.NotReproduced, "with the same processing, database and client, the two request models answer one client within 1.5× of each other: the published gap is not the thread model's"
 	default:
-		c.Verdict, c.Why = NotReproduced, "the average ratio lies outside the published 4×–8.5×"
+		c.Verdict, c.Why = analysis.NotReproduced, "the average ratio lies outside the published 4×–8.5×"
 	}
 	return c
 }
 
 // tfConcurrencyClaim carries the paper's conclusion to what its future work
 // asked for: does the goroutine service stay ahead with many clients?
-func tfConcurrencyClaim(conc []tfStep, ds *Dataset) (Claim, bool) {
+func tfConcurrencyClaim(conc []tfStep, ds *analysis.Dataset) (analysis.Claim, bool) {
 	most := 0
 	for _, s := range conc {
 		most = max(most, s.users)
@@ -153,11 +183,11 @@ func tfConcurrencyClaim(conc []tfStep, ds *Dataset) (Claim, bool) {
 		if s.users != most || s.op != "post" {
 			continue
 		}
-		step := fmt.Sprintf("conc-post-%s-%d", s.size, s.users)
-		tput := func(u *Unit) float64 { return u.Summary.ThroughputRPS }
-		g, okG := ds.median(tfGin, step, tput)
+		step := s.name
+		tput := func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS }
+		g, okG := ds.Median(tfGin, step, tput)
 		for _, spring := range []string{tfPlatform, tfVirtual} {
-			sp, okS := ds.median(spring, step, tput)
+			sp, okS := ds.Median(spring, step, tput)
 			if okG && okS && sp > 0 {
 				ratios = append(ratios, g/sp)
 				parts = append(parts, fmt.Sprintf("%s uploads/s gin ÷ %s %.2f×", s.size, spring, g/sp))
@@ -165,26 +195,26 @@ func tfConcurrencyClaim(conc []tfStep, ds *Dataset) (Claim, bool) {
 		}
 	}
 	if len(ratios) == 0 {
-		return Claim{}, false
+		return analysis.Claim{}, false
 	}
-	c := Claim{
+	c := analysis.Claim{
 		Text:      fmt.Sprintf("Goroutines stay ahead with %d concurrent clients (the paper's future work; it measured one).", most),
 		Published: "not measured",
 		Measured:  strings.Join(parts, "; "),
 	}
 	switch {
 	case slices.Min(ratios) > 1.1:
-		c.Verdict, c.Why = Reproduced, "gin completes more uploads per second than both Spring variants"
+		c.Verdict, c.Why = analysis.Reproduced, "gin completes more uploads per second than both Spring variants"
 	case slices.Max(ratios) < 0.9:
-		c.Verdict, c.Why = NotReproduced, "both Spring variants complete more uploads per second than gin"
+		c.Verdict, c.Why = analysis.NotReproduced, "both Spring variants complete more uploads per second than gin"
 	default:
-		c.Verdict, c.Why = NotReproduced, "no consistent lead for either request model"
+		c.Verdict, c.Why = analysis.NotReproduced, "no consistent lead for either request model"
 	}
 	return c, true
 }
 
-func tfSizeSection(ds *Dataset, seq []tfStep, variants []string, p50 func(string, string) (float64, bool), name func(tfStep) string) Section {
-	sec := Section{Title: "Latency against image size (one client)"}
+func tfSizeSection(ds *analysis.Dataset, seq []tfStep, variants []string, p50 func(string, string) (float64, bool), name func(tfStep) string) analysis.Section {
+	sec := analysis.Section{Title: "Latency against image size (one client)"}
 	paper, _ := ds.Study.Paper.(map[string]any)
 	for _, op := range []string{"post", "fetch"} {
 		for _, f := range tfFormats {
@@ -223,20 +253,20 @@ func tfSizeSection(ds *Dataset, seq []tfStep, variants []string, p50 func(string
 			if op == "post" {
 				caption += " Dashed: the paper's published figures (its Spring and Gin, image format not stated)."
 			}
-			sec.Figures = append(sec.Figures, Figure{Caption: caption, SVG: svg})
+			sec.Figures = append(sec.Figures, analysis.Figure{Caption: caption, SVG: svg})
 		}
 	}
-	t := Table{Caption: "Median upload latency (ms), one client, beside the paper's figures.", Header: []string{"size KB", "format"}}
+	t := analysis.Table{Caption: "Median upload latency (ms), one client, beside the paper's figures.", Header: []string{"size KB", "format"}}
 	t.Header = append(t.Header, variants...)
 	t.Header = append(t.Header, "paper Spring", "paper Gin")
 	for _, s := range seq {
 		if s.op != "post" {
 			continue
 		}
-		row := []string{num(s.kb, 0), s.format}
+		row := []string{analysis.Num(s.kb, 0), s.format}
 		for _, v := range variants {
 			m, _ := p50(v, name(s))
-			row = append(row, num(m, 1))
+			row = append(row, analysis.Num(m, 1))
 		}
 		row = append(row, paperAt(paper, "spring", s.kb), paperAt(paper, "gin", s.kb))
 		t.Rows = append(t.Rows, row)
@@ -257,7 +287,7 @@ func paperCurve(paper map[string]any, who string) plot.XYSeries {
 	}
 	slices.Sort(kbs)
 	for _, kb := range kbs {
-		if ms, ok := toFloat(pts[strconv.FormatFloat(kb, 'f', -1, 64)]); ok {
+		if ms, ok := analysis.Float(pts[strconv.FormatFloat(kb, 'f', -1, 64)]); ok {
 			xy.X, xy.Y = append(xy.X, kb), append(xy.Y, ms)
 		}
 	}
@@ -266,28 +296,18 @@ func paperCurve(paper map[string]any, who string) plot.XYSeries {
 
 func paperAt(paper map[string]any, who string, kb float64) string {
 	pts, _ := paper[who].(map[string]any)
-	if v, ok := toFloat(pts[strconv.FormatFloat(kb, 'f', -1, 64)]); ok {
-		return num(v, 0)
+	if v, ok := analysis.Float(pts[strconv.FormatFloat(kb, 'f', -1, 64)]); ok {
+		return analysis.Num(v, 0)
 	}
 	return "–"
 }
 
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 // tfSplitSection splits each upload into T_r + T_f (outside the handler)
 // and the handler's stages, from Server-Timing means.
-func tfSplitSection(ds *Dataset, seq []tfStep, variants []string, name func(tfStep) string) Section {
-	sec := Section{Title: "Where an upload's time goes: T_r + T_p + T_f"}
+func tfSplitSection(ds *analysis.Dataset, seq []tfStep, variants []string, name func(tfStep) string) analysis.Section {
+	sec := analysis.Section{Title: "Where an upload's time goes: T_r + T_p + T_f"}
 	sec.Text = append(sec.Text, "T_p is the handler's time as the service reports it (Server-Timing handler: decode, process, persist, and the rest: multipart parsing, JSON, framework); T_r + T_f is the round trip minus the handler. Means, which add up, medians over repetitions.")
-	t := Table{Header: []string{"size KB", "format", "variant", "round trip", "T_r + T_f", "decode", "process", "persist", "rest of T_p"}}
+	t := analysis.Table{Header: []string{"size KB", "format", "variant", "round trip", "T_r + T_f", "decode", "process", "persist", "rest of T_p"}}
 	var cats []string
 	layers := []plot.Layer{{Name: "T_r + T_f"}, {Name: "decode"}, {Name: "process"}, {Name: "persist"}, {Name: "rest of T_p"}}
 	for _, s := range seq {
@@ -296,18 +316,18 @@ func tfSplitSection(ds *Dataset, seq []tfStep, variants []string, name func(tfSt
 		}
 		for _, v := range variants {
 			mean := func(metric string) float64 {
-				m, _ := ds.median(v, name(s), func(u *Unit) float64 { return u.Summary.ServerTiming[metric].Mean })
+				m, _ := ds.Median(v, name(s), func(u *analysis.Unit) float64 { return u.Summary.ServerTiming[metric].Mean })
 				return m
 			}
-			rt, ok := ds.median(v, name(s), func(u *Unit) float64 { return u.Summary.Uncorrected.Mean })
+			rt, ok := ds.Median(v, name(s), func(u *analysis.Unit) float64 { return u.Summary.Uncorrected.Mean })
 			if !ok {
 				continue
 			}
 			h, dec, pro, per := mean("handler"), mean("decode"), mean("process"), mean("persist")
 			vals := []float64{rt - h, dec, pro, per, h - dec - pro - per}
-			t.Rows = append(t.Rows, []string{num(s.kb, 0), s.format, v, num(rt, 2), num(vals[0], 2), num(dec, 2), num(pro, 2), num(per, 2), num(vals[4], 2)})
+			t.Rows = append(t.Rows, []string{analysis.Num(s.kb, 0), s.format, v, analysis.Num(rt, 2), analysis.Num(vals[0], 2), analysis.Num(dec, 2), analysis.Num(pro, 2), analysis.Num(per, 2), analysis.Num(vals[4], 2)})
 			if s.format == "png" {
-				cats = append(cats, v+" "+num(s.kb, 0)+"K")
+				cats = append(cats, v+" "+analysis.Num(s.kb, 0)+"K")
 				for i := range layers {
 					layers[i].Values = append(layers[i].Values, max(vals[i], 0))
 				}
@@ -319,14 +339,14 @@ func tfSplitSection(ds *Dataset, seq []tfStep, variants []string, name func(tfSt
 	}
 	sec.Tables = append(sec.Tables, t)
 	if svg, err := plot.StackedBars("PNG upload: mean time per stage", "ms per upload", cats, layers, plot.Options{}); err == nil {
-		sec.Figures = append(sec.Figures, Figure{Caption: "One client. T_r + T_f covers the transfer both ways and the framework outside the handler.", SVG: svg})
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: "One client. T_r + T_f covers the transfer both ways and the framework outside the handler.", SVG: svg})
 	}
 	return sec
 }
 
-func tfConcurrencySection(ds *Dataset, conc []tfStep, variants []string) Section {
-	sec := Section{Title: "Throughput and tail latency against concurrency"}
-	t := Table{Caption: "Closed model: each client sends the next request when the last is answered. Medians over repetitions.", Header: []string{"op", "size", "clients", "variant", "req/s", "p50 ms", "p99 ms", "errors %"}}
+func tfConcurrencySection(ds *analysis.Dataset, conc []tfStep, variants []string) analysis.Section {
+	sec := analysis.Section{Title: "Throughput and tail latency against concurrency"}
+	t := analysis.Table{Caption: "Closed model: each client sends the next request when the last is answered. Medians over repetitions.", Header: []string{"op", "size", "clients", "variant", "req/s", "p50 ms", "p99 ms", "errors %"}}
 	for _, op := range []string{"post", "fetch"} {
 		sizes := []string{}
 		for _, s := range conc {
@@ -343,17 +363,17 @@ func tfConcurrencySection(ds *Dataset, conc []tfStep, variants []string) Section
 					if s.op != op || s.size != size {
 						continue
 					}
-					step := fmt.Sprintf("conc-%s-%s-%d", op, size, s.users)
-					r, ok := ds.median(v, step, func(u *Unit) float64 { return u.Summary.ThroughputRPS })
+					step := s.name
+					r, ok := ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS })
 					if !ok {
 						continue
 					}
-					q99, _ := ds.median(v, step, func(u *Unit) float64 { return u.Summary.Latency.P99 })
-					q50, _ := ds.median(v, step, func(u *Unit) float64 { return u.Summary.Latency.P50 })
-					errs, _ := ds.median(v, step, func(u *Unit) float64 { return 100 * (1 - u.Summary.SuccessRate) })
+					q99, _ := ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 })
+					q50, _ := ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+					errs, _ := ds.Median(v, step, func(u *analysis.Unit) float64 { return 100 * (1 - u.Summary.SuccessRate) })
 					a.X, a.Y = append(a.X, float64(s.users)), append(a.Y, r)
 					b.X, b.Y = append(b.X, float64(s.users)), append(b.Y, q99)
-					t.Rows = append(t.Rows, []string{op, size, strconv.Itoa(s.users), v, num(r, 1), num(q50, 1), num(q99, 1), num(errs, 2)})
+					t.Rows = append(t.Rows, []string{op, size, strconv.Itoa(s.users), v, analysis.Num(r, 1), analysis.Num(q50, 1), analysis.Num(q99, 1), analysis.Num(errs, 2)})
 				}
 				if len(a.X) > 0 {
 					tput, p99 = append(tput, a), append(p99, b)
@@ -361,10 +381,10 @@ func tfConcurrencySection(ds *Dataset, conc []tfStep, variants []string) Section
 			}
 			zero := 0.0
 			if svg, err := plot.Lines(fmt.Sprintf("%s %s: throughput", strings.ToUpper(op), size), "clients", "requests per second", tput, plot.Options{LogX: true, YMin: &zero}); err == nil {
-				sec.Figures = append(sec.Figures, Figure{Caption: "Completed requests per second against the number of clients.", SVG: svg})
+				sec.Figures = append(sec.Figures, analysis.Figure{Caption: "Completed requests per second against the number of clients.", SVG: svg})
 			}
 			if svg, err := plot.Lines(fmt.Sprintf("%s %s: p99 latency", strings.ToUpper(op), size), "clients", "p99 latency (ms)", p99, plot.Options{LogX: true, LogY: true}); err == nil {
-				sec.Figures = append(sec.Figures, Figure{Caption: "99th percentile latency against the number of clients.", SVG: svg})
+				sec.Figures = append(sec.Figures, analysis.Figure{Caption: "99th percentile latency against the number of clients.", SVG: svg})
 			}
 		}
 	}
@@ -374,23 +394,42 @@ func tfConcurrencySection(ds *Dataset, conc []tfStep, variants []string) Section
 
 // tfStartupSection sets each variant's start and first requests apart from
 // its steady state.
-func tfStartupSection(ds *Dataset, variants []string) Section {
-	sec := Section{Title: "Start-up and warm-up"}
+func tfStartupSection(ds *analysis.Dataset, seq []tfStep, variants []string) (analysis.Section, error) {
+	sec := analysis.Section{Title: "Start-up and warm-up"}
 	sec.Text = append(sec.Text, "The first requests a fresh service answers are the setup uploads (one image of each size and format, smallest first), sent right after it reports ready; the JVM interprets before it compiles, so these are reported apart from the measured steps, which each start after a warm-up of their own.")
-	t := Table{Header: []string{"variant", "rep", "start → ready s", "start → first success s", "first request ms", "mean of first 5 ms", "steady POST PNG 17 KB p50 ms", "peak memory MiB (service)", "CPU s (service, all steps)"}}
+	// Steady state beside start-up: the smallest PNG upload.
+	var smallest *tfStep
+	for i, s := range seq {
+		if s.op == "post" && s.format == "png" && (smallest == nil || s.kb < smallest.kb) {
+			smallest = &seq[i]
+		}
+	}
+	steadyHeader := "steady p50 ms (not measured)"
+	if smallest != nil {
+		steadyHeader = fmt.Sprintf("steady POST PNG %s KB p50 ms", analysis.Num(smallest.kb, 0))
+	}
+	t := analysis.Table{Header: []string{"variant", "rep", "start → ready s", "start → first success s", "first request ms", "mean of first 5 ms", steadyHeader, "peak memory MiB (service)", "CPU s (service, all steps)"}}
 	reps := ds.Study.Repetitions
+	var never []string
 	for _, v := range variants {
-		steady, _ := ds.median(v, "post-png-0017k", func(u *Unit) float64 { return u.Summary.Latency.P50 })
+		steady := analysis.NaN
+		if smallest != nil {
+			steady, _ = ds.Median(v, smallest.name, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+		}
 		for rep := 1; rep <= reps; rep++ {
-			st, err := ds.run.VariantDir(rep, v).ReadStartup()
-			if err != nil || st == nil {
+			st, err := ds.Startup(rep, v)
+			if err != nil {
+				return sec, err
+			}
+			if st == nil {
+				never = append(never, fmt.Sprintf("%s repetition %d", v, rep))
 				continue
 			}
 			ready := 0.0
 			if len(st.Instances) > 0 {
 				ready = st.Instances[0].ReadyS
 			}
-			first, firstFive := nan, nan
+			first, firstFive := analysis.NaN, analysis.NaN
 			if n := len(st.FirstRequests); n > 0 {
 				first = st.FirstRequests[0].LatencyMs
 				var xs []float64
@@ -399,17 +438,18 @@ func tfStartupSection(ds *Dataset, variants []string) Section {
 				}
 				firstFive = stats.Mean(xs)
 			}
-			peak, cpu := serviceUse(ds, v, rep, "images")
-			t.Rows = append(t.Rows, []string{v, strconv.Itoa(rep), num(ready, 2), num(st.FirstSuccessS, 2), num(first, 1), num(firstFive, 1), num(steady, 1), num(peak/(1<<20), 0), num(cpu, 1)})
+			peak, cpu := serviceUse(ds, v, rep, ds.Study.Load.Service)
+			t.Rows = append(t.Rows, []string{v, strconv.Itoa(rep), analysis.Num(ready, 2), analysis.Num(st.FirstSuccessS, 2), analysis.Num(first, 1), analysis.Num(firstFive, 1), analysis.Num(steady, 1), analysis.Num(peak/(1<<20), 0), analysis.Num(cpu, 1)})
 		}
 	}
 	sec.Tables = append(sec.Tables, t)
-	return sec
+	sec.Text = append(sec.Text, analysis.NotMeasured(never))
+	return sec, nil
 }
 
 // serviceUse is a service's highest peak memory over a repetition's steps
 // and its CPU seconds summed over them.
-func serviceUse(ds *Dataset, variant string, rep int, service string) (peak, cpu float64) {
+func serviceUse(ds *analysis.Dataset, variant string, rep int, service string) (peak, cpu float64) {
 	for _, st := range ds.Study.Load.Steps {
 		for _, u := range ds.Units(variant, st.Name) {
 			if u.Rep != rep {

@@ -1,9 +1,10 @@
-package report
+package cache
 
 import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
@@ -40,10 +41,13 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 	if err := results.StepDir(dir).WriteEvents(events); err != nil {
 		t.Fatal(err)
 	}
-	v := study.Variant{Values: [][2]string{{"strategy", "inproc"}, {"instances", "3"}}}
-	ds := &Dataset{units: map[[2]string][]*Unit{{v.Key(), "staleness"}: {{Rep: 1, Variant: v, Step: "staleness", Dir: results.StepDir(dir),
-		Summary: metrics.Summary{StartedAt: start, EndedAt: start.Add(3 * time.Second)}}}}}
-	st, err := staleness(ds, v.Key(), "staleness")
+	step := &study.Step{Name: "staleness", TagHeader: "X-Data-Version", Params: map[string]string{"kind": "staleness"}}
+	s := &study.Study{Name: "cache", Variants: []study.Axis{{Name: "strategy", Values: []string{"inproc"}}, {Name: "instances", Values: []string{"3"}}},
+		Load: study.Plan{Steps: []*study.Step{step}}}
+	v := s.Matrix()[0]
+	ds := analysis.NewDataset(s, []*analysis.Unit{{Rep: 1, Variant: v, Step: step.Name, Dir: results.StepDir(dir),
+		Summary: metrics.Summary{StartedAt: start, EndedAt: start.Add(3 * time.Second)}}})
+	st, err := staleness(ds, v.Key(), step)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,103 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/msbench/msbench/internal/stats"
+)
+
+// Section is one part of the report, rendered to HTML and Markdown alike.
+type Section struct {
+	Title   string
+	Text    []string // paragraphs, plain text
+	Claims  []Claim
+	Tables  []Table
+	Figures []Figure
+}
+
+// Table is a captioned grid of already formatted cells.
+type Table struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// Figure is a captioned inline SVG.
+type Figure struct {
+	Caption string
+	SVG     []byte
+}
+
+// Verdicts a claim can get.
+const (
+	Reproduced    = "reproduced"
+	NotReproduced = "not reproduced"
+	Explained     = "explained"
+	Undecided     = "not measured"
+)
+
+// Claim is a published statement beside what this run measured.
+type Claim struct {
+	Text      string
+	Published string
+	Measured  string
+	Verdict   string
+	Why       string
+}
+
+// NaN marks a figure that could not be measured; Num prints it as "–".
+var NaN = stats.Median(nil)
+
+// Num formats x with digits decimals.
+func Num(x float64, digits int) string {
+	if x != x {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", digits, x)
+}
+
+// Pct formats a share as a percentage with one decimal.
+func Pct(x float64) string { return Num(100*x, 1) + "%" }
+
+// WithCI formats the median of repetitions, with a 95% interval of the
+// mean when there are enough of them to have one.
+func WithCI(xs []float64, digits int) string {
+	m := stats.Median(xs)
+	if len(xs) < 2 {
+		return Num(m, digits)
+	}
+	lo, hi := stats.MeanCI(xs, 0.95)
+	return fmt.Sprintf("%s (%s–%s)", Num(m, digits), Num(lo, digits), Num(hi, digits))
+}
+
+// VerdictOf is Reproduced when the claim holds, NotReproduced otherwise.
+func VerdictOf(holds bool) string {
+	if holds {
+		return Reproduced
+	}
+	return NotReproduced
+}
+
+// Float reads a number of a study's paper: section, which YAML gives as
+// an int or a float.
+func Float(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// Floats reads a list of numbers of a study's paper: section.
+func Floats(v any) []float64 {
+	xs, _ := v.([]any)
+	var out []float64
+	for _, x := range xs {
+		if f, ok := Float(x); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
