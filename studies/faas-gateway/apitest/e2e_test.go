@@ -1,6 +1,6 @@
-// Package e2e builds the RPC server and the five gateway binaries and checks
+// Package apitest builds the RPC server and the five gateway binaries and checks
 // them as real processes over loopback TCP.
-package e2e
+package apitest
 
 import (
 	"bufio"
@@ -128,7 +128,7 @@ func build(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(goTool, "build", "-o", dir, "./...")
-	cmd.Dir = ".." // the module root
+	cmd.Dir = "../services" // the module of the systems under test
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
