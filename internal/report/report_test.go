@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -69,6 +70,17 @@ func TestReportOfARealRun(t *testing.T) {
 		t.Error("a complete run's report says data is missing")
 	}
 
+	// The report of a run whose study lacks what its analysis reads (an
+	// old run, before an axis was added) says so instead of an empty part.
+	analysis.Register("tiny", needsMore{})
+	if path, err = Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, _ = os.ReadFile(path)
+	if !strings.Contains(string(page), "Could not compute the study&#39;s analysis") || !strings.Contains(string(page), "reads the axis &#34;cpu&#34;") {
+		t.Error("the report of a run that lacks what its analysis needs does not say so")
+	}
+
 	// A damaged run still gets a report, which says what it lacks.
 	steps := filepath.Join(dir, "runs", "rep-1", "0")
 	if err := os.Remove(filepath.Join(steps, "closed", "summary.json")); err != nil {
@@ -109,4 +121,14 @@ func TestVerdictsNeedEveryPlannedPart(t *testing.T) {
 	if c := got[0].Claims[1]; c.Why != "no data" {
 		t.Fatalf("an undecided claim's reason was replaced: %+v", c)
 	}
+}
+
+// needsMore is an analysis of the tiny study that reads an axis the study
+// does not have.
+type needsMore struct{}
+
+func (needsMore) Needs() study.Needs { return study.Needs{Axes: []string{"cpu"}} }
+
+func (needsMore) Analyze(*analysis.Dataset) ([]analysis.Section, error) {
+	return nil, errors.New("must not be called")
 }
