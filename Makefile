@@ -17,6 +17,7 @@ STUDIES ?= $(patsubst studies/%/study.yaml,%,$(wildcard studies/*/study.yaml))
 
 run: deps build
 	@for s in $(STUDIES); do $(BIN) run $$s --profile $(PROFILE) || exit 1; done
+	@$(BIN) report --index results
 
 test: deps generate fmt-check vet unit
 

@@ -21,6 +21,7 @@ type runFlags struct {
 	results string
 	data    string
 	root    string
+	seed    uint64
 }
 
 func newRunCmd() *cobra.Command {
@@ -34,10 +35,19 @@ loopback ports in dependency order for every variant, verify every target,
 run the warm-up and measured load steps, account each service's CPU and peak
 memory, stop everything, and write the report.
 
+Every repetition runs the variants in a fresh random order, drawn from a
+seed that provenance.json records and the log prints; --seed N replays the
+orders of a run. Every repetition also measures one variant twice, as two
+independent deployments (the study's aa: field; the second is KEY@aa), so
+that the report can say how far identical systems come apart on this
+machine.
+
 Results go to results/<study>-<profile>-<time>/ step by step, so an
-interrupted run keeps what finished; --resume DIR continues it.`,
+interrupted run keeps what finished; --resume DIR continues it in the
+orders it began with.`,
 		Example: `  msbench run faas-gateway --profile quick
   msbench run studies/faas-gateway.yaml --profile paper
+  msbench run faas-gateway --profile quick --seed 42
   msbench run faas-gateway --profile paper --resume results/faas-gateway-paper-20261122-101500`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -45,7 +55,12 @@ interrupted run keeps what finished; --resume DIR continues it.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runStudy(cmd, f, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("seed") {
+				return runStudy(cmd, f, nil, args[0])
+			}
+			return runStudy(cmd, f, &f.seed, args[0])
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.profile, "profile", "", "profile of the study file to apply, e.g. quick or paper")
@@ -53,10 +68,11 @@ interrupted run keeps what finished; --resume DIR continues it.`,
 	fl.StringVar(&f.results, "results", "", "where run directories go (default <root>/results)")
 	fl.StringVar(&f.data, "data", "", "shared data directory (default <root>/../shared/data)")
 	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ (default: found from the working directory)")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of the variants' order in every repetition (default: drawn at random; a resumed run keeps its own)")
 	return cmd
 }
 
-func runStudy(cmd *cobra.Command, f runFlags, name string) error {
+func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	root, err := checkout.Root(f.root)
 	if err != nil {
 		return usageError{err}
@@ -86,11 +102,15 @@ func runStudy(cmd *cobra.Command, f runFlags, name string) error {
 		Resume:      f.resume,
 		Log:         cmd.ErrOrStderr(),
 		CommandLine: os.Args,
+		Seed:        seed,
 	}
 	if file, ok := opts.Log.(*os.File); ok {
 		opts.TTY = console.IsTerminal(file)
 	}
 	dir, runErr := runner.Run(cmd.Context(), s, opts)
+	if errors.Is(runErr, runner.ErrSeedConflict) {
+		return usageError{runErr}
+	}
 	if dir != "" {
 		if report, err := writeReport(dir); err != nil {
 			runErr = errors.Join(runErr, err)

@@ -17,10 +17,14 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"sync"
 
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -28,8 +32,8 @@ import (
 type Analysis interface {
 	// Needs says which steps (by their parameters) and axes it reads.
 	Needs() study.Needs
-	// Analyze computes its sections from a run's data.
-	Analyze(ds *Dataset) ([]Section, error)
+	// Analyze computes its sections and its claims' metrics from a run.
+	Analyze(ds *Dataset) (Result, error)
 }
 
 var registry = struct {
@@ -72,12 +76,24 @@ func Registered() []string {
 	return names
 }
 
-// Check verifies a study against its analysis' needs; a study without an
-// analysis needs nothing.
+// Check verifies a study against its analysis' needs, and its claims file
+// (claims.yaml beside the study file), if it has one, against the metrics
+// the analysis measures.
 func Check(s *study.Study) error {
-	a, ok := Lookup(s.Name)
-	if !ok {
+	var needs study.Needs
+	if a, ok := Lookup(s.Name); ok {
+		needs = a.Needs()
+	}
+	if err := s.Check(needs); err != nil {
+		return err
+	}
+	path := filepath.Join(filepath.Dir(s.File), claims.FileName)
+	f, err := claims.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return s.Check(a.Needs())
+	if err != nil {
+		return err
+	}
+	return f.CheckMetrics(path, needs.Metrics)
 }

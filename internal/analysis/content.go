@@ -3,14 +3,23 @@ package analysis
 import (
 	"fmt"
 
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/stats"
 )
+
+// Result is what an analysis computes: its sections, and the metrics the
+// study's claims (claims.yaml) are judged on. An analysis supplies
+// metrics, never verdicts.
+type Result struct {
+	Sections []Section
+	Metrics  map[string]claims.Metric
+}
 
 // Section is one part of the report, rendered to HTML and Markdown alike.
 type Section struct {
 	Title   string
 	Text    []string // paragraphs, plain text
-	Claims  []Claim
+	Claims  []claims.Result
 	Tables  []Table
 	Figures []Figure
 }
@@ -26,23 +35,6 @@ type Table struct {
 type Figure struct {
 	Caption string
 	SVG     []byte
-}
-
-// Verdicts a claim can get.
-const (
-	Reproduced    = "reproduced"
-	NotReproduced = "not reproduced"
-	Explained     = "explained"
-	Undecided     = "not measured"
-)
-
-// Claim is a published statement beside what this run measured.
-type Claim struct {
-	Text      string
-	Published string
-	Measured  string
-	Verdict   string
-	Why       string
 }
 
 // NaN marks a figure that could not be measured; Num prints it as "–".
@@ -68,14 +60,6 @@ func WithCI(xs []float64, digits int) string {
 	}
 	lo, hi := stats.MeanCI(xs, 0.95)
 	return fmt.Sprintf("%s (%s–%s)", Num(m, digits), Num(lo, digits), Num(hi, digits))
-}
-
-// VerdictOf is Reproduced when the claim holds, NotReproduced otherwise.
-func VerdictOf(holds bool) string {
-	if holds {
-		return Reproduced
-	}
-	return NotReproduced
 }
 
 // Float reads a number of a study's paper: section, which YAML gives as

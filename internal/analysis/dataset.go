@@ -2,11 +2,14 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
@@ -26,8 +29,11 @@ type Dataset struct {
 	// with a file missing or damaged. The report shows what it can and
 	// gives no verdict that would compare across a gap.
 	Missing []string
-	units   map[[2]string][]*Unit // (variant key, step) → repetitions
-	run     *results.Run
+	// Claims are the study's published claims as the run kept them; nil
+	// when it has none.
+	Claims *claims.File
+	units  map[[2]string][]*Unit // (variant key, step) → repetitions
+	run    *results.Run
 }
 
 // Unit is one measured step of one variant in one repetition.
@@ -58,10 +64,13 @@ func Load(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ds.Claims, err = run.ReadClaims(); err != nil {
+		return nil, err
+	}
 	ds.Study = s
 	ds.Variants = s.Matrix()
 	for rep := 1; rep <= s.Repetitions; rep++ {
-		for _, v := range ds.Variants {
+		for _, v := range s.Runs() { // the A/A twin too
 			var unmeasured []string
 			for _, st := range s.Load.Steps {
 				if !run.IsDone(results.UnitKey(rep, v.Key(), st.Name)) {
@@ -273,3 +282,29 @@ func NotMeasured(what []string) string {
 	}
 	return "Not measured in this run (skipped by the profile, interrupted, or failed; see Missing data): " + strings.Join(what, ", ") + "."
 }
+
+// PerRun is f of one step of one variant in each repetition that measured
+// it, by repetition: the values a claim's metric is summarised over.
+func (ds *Dataset) PerRun(variant, step string, f func(u *Unit) float64) map[int]float64 {
+	out := map[int]float64{}
+	for _, u := range ds.Units(variant, step) {
+		out[u.Rep] = f(u)
+	}
+	return out
+}
+
+// Paired combines, repetition by repetition, two sets of per-run values
+// measured side by side (e.g. a/b of two variants in the same run): only
+// repetitions that measured both count.
+func Paired(a, b map[int]float64, combine func(a, b float64) float64) []float64 {
+	var out []float64
+	for _, rep := range slices.Sorted(maps.Keys(a)) {
+		if y, ok := b[rep]; ok {
+			out = append(out, combine(a[rep], y))
+		}
+	}
+	return out
+}
+
+// Ratio is combine for Paired: a/b.
+func Ratio(a, b float64) float64 { return a / b }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 )
 
 const css = `body{font-family:"Liberation Sans",Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -15,7 +16,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid 
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}caption{caption-side:bottom;text-align:left;font-size:.85em;color:#555;padding-top:.3em}
 figure{margin:1.5em 0}figcaption{font-size:.85em;color:#555}.meta{color:#555;font-size:.9em}
-.v-reproduced{color:#0a6e31;font-weight:bold}.v-not-reproduced{color:#b3261e;font-weight:bold}.v-explained{color:#7a5a00;font-weight:bold}.v-not-measured{color:#666}
+.v-reproduced{color:#0a6e31;font-weight:bold}.v-not-reproduced{color:#b3261e;font-weight:bold}.v-inconclusive{color:#7a5a00;font-weight:bold}
 td.claim,td.why{text-align:left}`
 
 func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
@@ -37,10 +38,9 @@ func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 			fmt.Fprintf(&b, "<p>%s</p>\n", esc(p))
 		}
 		if len(s.Claims) > 0 {
-			fmt.Fprint(&b, "<table><tr><th>claim</th><th>published</th><th>measured here</th><th>verdict</th><th>why</th></tr>\n")
+			claimsTableHead(&b, false)
 			for _, c := range s.Claims {
-				fmt.Fprintf(&b, "<tr><td class=\"claim\">%s</td><td class=\"claim\">%s</td><td class=\"claim\">%s</td><td class=\"v-%s\">%s</td><td class=\"why\">%s</td></tr>\n",
-					esc(c.Text), esc(c.Published), esc(c.Measured), strings.ReplaceAll(c.Verdict, " ", "-"), esc(c.Verdict), esc(c.Why))
+				writeClaimRow(&b, "", c)
 			}
 			fmt.Fprint(&b, "</table>\n")
 		}
@@ -93,7 +93,13 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 			fmt.Fprintf(&b, "%s\n\n", p)
 		}
 		if len(s.Claims) > 0 {
-			mdTable(&b, []string{"claim", "published", "measured here", "verdict", "why"}, claimRows(s.Claims))
+			var rows [][]string
+			for _, c := range s.Claims {
+				cells := claimCells(c)
+				cells[4] = "**" + cells[4] + "**"
+				rows = append(rows, cells)
+			}
+			mdTable(&b, claimHeader, rows)
 		}
 		for _, t := range s.Tables {
 			mdTable(&b, t.Header, t.Rows)
@@ -105,12 +111,55 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 	return b.Bytes()
 }
 
-func claimRows(cs []analysis.Claim) [][]string {
-	var rows [][]string
-	for _, c := range cs {
-		rows = append(rows, []string{c.Text, c.Published, c.Measured, "**" + c.Verdict + "**", c.Why})
+// claimsTableHead opens a table of judged claims, with a first column
+// for the study when the table spans several.
+func claimsTableHead(b *bytes.Buffer, withStudy bool) {
+	head := claimHeader
+	if withStudy {
+		head = append([]string{"study"}, head...)
 	}
-	return rows
+	fmt.Fprintf(b, "<table><tr>%s</tr>\n", strings.Join(mapStrings(head, func(h string) string { return "<th>" + esc(h) + "</th>" }), ""))
+}
+
+// writeClaimRow writes a judged claim; study fills the first column when
+// the table has one.
+func writeClaimRow(b *bytes.Buffer, study string, c claims.Result) {
+	cells := claimCells(c)
+	fmt.Fprint(b, "<tr>")
+	if study != "" {
+		fmt.Fprintf(b, "<td>%s</td>", esc(study))
+	}
+	fmt.Fprintf(b, "<td class=\"claim\">%s</td><td class=\"claim\">%s</td><td class=\"claim\">%s</td><td>%s</td><td class=\"v-%s\">%s</td><td class=\"why\">%s</td></tr>\n",
+		esc(cells[0]), esc(cells[1]), esc(cells[2]), esc(cells[3]), verdictClass(c.Verdict), esc(cells[4]), esc(cells[5]))
+}
+
+var claimHeader = []string{"claim", "published", "measured here (95% CI over runs)", "holds when", "verdict", "why"}
+
+// claimCells are a judged claim's cells, in claimHeader's order.
+func claimCells(c claims.Result) []string {
+	text := c.Claim.Text
+	if c.Claim.Ours {
+		text = "Ours: " + text
+	} else if c.Claim.Source != "" {
+		text += " (" + c.Claim.Source + ")"
+	}
+	measured := c.Measured()
+	if c.Note != "" {
+		measured += "; " + c.Note
+	}
+	return []string{text, orNone(c.Claim.Published), measured, c.Region, c.VerdictText(), c.Why}
+}
+
+// verdictClass colours a verdict: reproduced and holding findings green,
+// their opposites red, the rest grey.
+func verdictClass(v string) string {
+	switch {
+	case v == claims.Reproduced || v == claims.Holds || strings.HasPrefix(v, "explained"):
+		return "reproduced"
+	case v == claims.NotReproduced || v == claims.DoesNotHold:
+		return "not-reproduced"
+	}
+	return "inconclusive"
 }
 
 func mdTable(b *bytes.Buffer, header []string, rows [][]string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
@@ -24,18 +25,7 @@ func Write(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var sections []analysis.Section
-	if len(ds.Missing) > 0 {
-		sections = append(sections, missingSection(ds))
-	}
-	if a, ok := analysis.Lookup(ds.Study.Name); ok {
-		own, err := analyze(a, ds)
-		if err != nil {
-			// The rest of the report still stands.
-			own = []analysis.Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}
-		}
-		sections = append(sections, withholdVerdicts(own, ds.Missing)...)
-	}
+	sections, _ := studySections(ds)
 	steps, err := stepSections(ds)
 	if err != nil {
 		return "", err
@@ -52,13 +42,62 @@ func Write(dir string) (string, error) {
 	return html, nil
 }
 
+// studySections are the report's first part: what the run lacks, the
+// noise floor, the claims judged, and the study's own analysis; the
+// judged claims are returned apart for the index of all studies.
+func studySections(ds *analysis.Dataset) ([]analysis.Section, []claims.Result) {
+	var sections []analysis.Section
+	if len(ds.Missing) > 0 {
+		sections = append(sections, missingSection(ds))
+	}
+	floor := noiseFloor(ds)
+	sections = append(sections, floor.section)
+	var res analysis.Result
+	if a, ok := analysis.Lookup(ds.Study.Name); ok {
+		var err error
+		if res, err = analyze(a, ds); err != nil {
+			// The rest of the report still stands.
+			res = analysis.Result{Sections: []analysis.Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}}
+		}
+	}
+	var judged []claims.Result
+	if ds.Claims != nil {
+		sec := claimsSection(ds, res.Metrics, floor.share)
+		sections, judged = append(sections, sec), sec.Claims
+	}
+	return append(sections, res.Sections...), judged
+}
+
 // analyze runs a study's analysis on a run, unless the run's study lacks
 // what it reads (an old run, from before a step or axis was added).
-func analyze(a analysis.Analysis, ds *analysis.Dataset) ([]analysis.Section, error) {
-	if err := ds.Study.CheckRun(a.Needs()); err != nil {
-		return nil, err
+func analyze(a analysis.Analysis, ds *analysis.Dataset) (analysis.Result, error) {
+	needs := a.Needs()
+	if err := ds.Study.CheckRun(needs); err != nil {
+		return analysis.Result{}, err
 	}
-	return a.Analyze(ds)
+	res, err := a.Analyze(ds)
+	for id := range res.Metrics {
+		if !slices.Contains(needs.Metrics, id) {
+			// The claims file was checked against the declared metrics
+			// only: an undeclared one would escape that check.
+			return res, fmt.Errorf("the analysis measured %q, which its Needs do not declare", id)
+		}
+	}
+	return res, err
+}
+
+// claimsSection judges every claim of the study on the analysis' metrics,
+// beyond the machine's noise floor, and withholds verdicts across gaps.
+func claimsSection(ds *analysis.Dataset, metrics map[string]claims.Metric, floor float64) analysis.Section {
+	sec := analysis.Section{Title: "Claims and verdicts"}
+	sec.Text = append(sec.Text, fmt.Sprintf("Each claim is judged on one metric per run (the run is the unit of replication; ratios of two systems are measured side by side in the same run and summarised by their geometric mean). "+
+		"Reproduced: the whole 95%% interval lies where the claim holds; not reproduced: wholly outside; inconclusive: it straddles the edge. With fewer than %d runs a verdict is provisional. "+
+		"A ratio claim's edge is kept at least the noise floor (%s) away from 1, so a difference identical systems also show is never called real. Claims marked Ours are questions the paper did not ask.",
+		claims.ProvisionalBelow, analysis.Pct(floor)))
+	for _, c := range ds.Claims.Claims {
+		sec.Claims = append(sec.Claims, claims.Judge(c, metrics, floor))
+	}
+	return withholdVerdicts(sec, ds.Missing)
 }
 
 // missingSection lists what the run lacks, first, so that nobody reads the
@@ -79,21 +118,19 @@ func missingSection(ds *analysis.Dataset) analysis.Section {
 // withholdVerdicts turns every verdict into analysis.Undecided when the run lacks
 // planned data: a comparison across a gap (one variant measured, its rival
 // not) would read like a result. What was measured is still shown.
-func withholdVerdicts(sections []analysis.Section, missing []string) []analysis.Section {
+func withholdVerdicts(sec analysis.Section, missing []string) analysis.Section {
 	if len(missing) == 0 {
-		return sections
+		return sec
 	}
-	for i := range sections {
-		for j := range sections[i].Claims {
-			c := &sections[i].Claims[j]
-			if c.Verdict == analysis.Undecided {
-				continue
-			}
-			c.Why = fmt.Sprintf("no verdict: the run lacks data it compares (%d missing parts, listed under Missing data); measured so far it would read %q", len(missing), c.Verdict)
-			c.Verdict = analysis.Undecided
+	for j := range sec.Claims {
+		c := &sec.Claims[j]
+		if c.Verdict == claims.NotMeasured {
+			continue
 		}
+		c.Why = fmt.Sprintf("no verdict: the run lacks data it compares (%d missing parts, listed under Missing data); measured so far it would read %q", len(missing), c.Verdict)
+		c.Verdict = claims.NotMeasured
 	}
-	return sections
+	return sec
 }
 
 // manySteps is where per-step sections stop being readable: sweeps get one

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -106,19 +107,19 @@ func TestReportOfARealRun(t *testing.T) {
 }
 
 func TestVerdictsNeedEveryPlannedPart(t *testing.T) {
-	sections := []analysis.Section{{Claims: []analysis.Claim{
-		{Text: "A is faster than B", Verdict: analysis.Reproduced},
-		{Text: "never measured", Verdict: analysis.Undecided, Why: "no data"},
-	}}}
-	kept := withholdVerdicts(slices.Clone(sections), nil)
-	if kept[0].Claims[0].Verdict != analysis.Reproduced {
-		t.Fatalf("a complete run lost its verdict: %+v", kept[0].Claims[0])
+	sec := analysis.Section{Claims: []claims.Result{
+		{Claim: claims.Claim{Text: "A is faster than B"}, Verdict: claims.Reproduced},
+		{Claim: claims.Claim{Text: "never measured"}, Verdict: claims.NotMeasured, Why: "no data"},
+	}}
+	kept := withholdVerdicts(analysis.Section{Claims: slices.Clone(sec.Claims)}, nil)
+	if kept.Claims[0].Verdict != claims.Reproduced {
+		t.Fatalf("a complete run lost its verdict: %+v", kept.Claims[0])
 	}
-	got := withholdVerdicts(sections, []string{"repetition 1, variant impl=B: steady not measured"})
-	if c := got[0].Claims[0]; c.Verdict != analysis.Undecided || !strings.Contains(c.Why, "reproduced") {
+	got := withholdVerdicts(sec, []string{"repetition 1, variant impl=B: steady not measured"})
+	if c := got.Claims[0]; c.Verdict != claims.NotMeasured || !strings.Contains(c.Why, "reproduced") {
 		t.Fatalf("a verdict across a gap stood: %+v", c)
 	}
-	if c := got[0].Claims[1]; c.Why != "no data" {
+	if c := got.Claims[1]; c.Why != "no data" {
 		t.Fatalf("an undecided claim's reason was replaced: %+v", c)
 	}
 }
@@ -129,6 +130,6 @@ type needsMore struct{}
 
 func (needsMore) Needs() study.Needs { return study.Needs{Axes: []string{"cpu"}} }
 
-func (needsMore) Analyze(*analysis.Dataset) ([]analysis.Section, error) {
-	return nil, errors.New("must not be called")
+func (needsMore) Analyze(*analysis.Dataset) (analysis.Result, error) {
+	return analysis.Result{}, errors.New("must not be called")
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/study"
@@ -52,6 +53,21 @@ const (
 	recordsFile = "records.parquet"
 	studyFile   = "study.yaml"
 )
+
+// WriteClaims keeps the study's claims file as it was when the run began,
+// which its report judges; a study without claims has none.
+func (r *Run) WriteClaims(source []byte) error {
+	return WriteFile(filepath.Join(r.Dir, claims.FileName), source)
+}
+
+// ReadClaims reads the run's claims file: nil when the run has none.
+func (r *Run) ReadClaims() (*claims.File, error) {
+	f, err := claims.Load(filepath.Join(r.Dir, claims.FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return f, err
+}
 
 // StepDir is the directory of one measured load: a step of a variant in a
 // repetition of a run, or the --out directory of msbench load.

@@ -34,6 +34,13 @@ type Provenance struct {
 	Interrupted     bool              `json:"interrupted,omitempty"`
 	ResumedAt       []time.Time       `json:"resumed_at,omitempty"`
 	SharedDataFiles map[string]string `json:"data_files,omitempty"`
+	// Seed drew the order of the variants in every repetition (msbench
+	// run --seed replays it); nil in runs made before orders were drawn,
+	// which ran the matrix in order.
+	Seed *uint64 `json:"seed,omitempty"`
+	// Order lists, per repetition, the variant keys in the order they ran
+	// (an A/A twin as KEY@aa).
+	Order [][]string `json:"order,omitempty"`
 }
 
 // Machine fills in what describes this machine and this msbench.

@@ -23,6 +23,9 @@ import (
 //	runs/rep-N/VARIANT/      startup.json
 //	logs/rep-N/VARIANT/      one log per service instance
 //	report.html, report.md
+//
+// VARIANT is a variant's key; the A/A twin's is its base's key + "@aa"
+// (study.TwinSuffix), e.g. runs/rep-1/gin@aa/.
 type Run struct {
 	Dir string
 

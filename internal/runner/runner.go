@@ -9,11 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/msbench/msbench/internal/build"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
@@ -25,6 +29,10 @@ import (
 // is saved and can be resumed.
 var ErrInterrupted = errors.New("interrupted")
 
+// ErrSeedConflict reports a --seed that differs from the seed of the run
+// being resumed, whose order the resumption must keep.
+var ErrSeedConflict = errors.New("seed conflict")
+
 // Options place a run on disk and say how to show progress.
 type Options struct {
 	Root        string // repository root; build dirs and relative paths start here
@@ -35,6 +43,10 @@ type Options struct {
 	Log         io.Writer
 	TTY         bool
 	CommandLine []string
+	// Seed draws the order of the variants in every repetition; nil
+	// draws a seed at random. Either way it is recorded in
+	// provenance.json, and a resumed run keeps the seed it recorded.
+	Seed *uint64
 }
 
 type runner struct {
@@ -47,6 +59,7 @@ type runner struct {
 	values map[string]string
 	tmp    string
 	start  time.Time
+	order  [][]study.Variant // per repetition, from 1
 }
 
 // Run carries out the study and returns the run directory, which holds
@@ -87,6 +100,17 @@ func (r *runner) open(ctx context.Context) error {
 		if r.prov, err = r.run.ReadProvenance(); err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
+		// The run keeps the A/A twin it began with (none in a run made
+		// before twins), whatever the study file says today.
+		began, err := r.run.ReadStudy()
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		if began.AA != r.study.AA {
+			s := *r.study
+			s.AA = began.AA
+			r.study = &s
+		}
 		r.prov.ResumedAt = append(r.prov.ResumedAt, r.start)
 	} else {
 		if r.run, err = results.Create(r.opts.ResultsRoot, r.study.Name, r.study.Profile, r.start); err != nil {
@@ -99,8 +123,19 @@ func (r *runner) open(ctx context.Context) error {
 		if err := r.run.WriteStudy(source, r.study); err != nil {
 			return err
 		}
+		// The claims as they stood when the run began are what its report
+		// judges; a study without a claims file has none.
+		if claimsSource, err := os.ReadFile(filepath.Join(filepath.Dir(r.study.File), claims.FileName)); err == nil {
+			if err := r.run.WriteClaims(claimsSource); err != nil {
+				return err
+			}
+		}
 	}
 	r.prov.CommandLine = r.opts.CommandLine
+	how, err := r.chooseOrder()
+	if err != nil {
+		return err
+	}
 	r.acct, err = resources.New(filepath.Base(r.run.Dir))
 	if err != nil {
 		return fmt.Errorf("resource accounting: %w", err)
@@ -110,8 +145,13 @@ func (r *runner) open(ctx context.Context) error {
 		return err
 	}
 	r.values = map[string]string{"root": r.opts.Root, "data": r.opts.DataDir}
-	r.logf("study %s (profile %s): %d variants × %d steps × %d repetitions; results in %s",
-		r.study.Name, orNone(r.study.Profile), len(r.study.Matrix()), len(r.study.Load.Steps), r.study.Repetitions, r.run.Dir)
+	twin := ""
+	if t, ok := r.study.Twin(); ok {
+		twin = " + the A/A twin " + t.Key()
+	}
+	r.logf("study %s (profile %s): %d variants%s × %d steps × %d repetitions; results in %s",
+		r.study.Name, orNone(r.study.Profile), len(r.study.Matrix()), twin, len(r.study.Load.Steps), r.study.Repetitions, r.run.Dir)
+	r.logf("order: %s", how)
 	r.logf("resource accounting: %s", r.acct.Method())
 	return r.run.WriteProvenance(r.prov)
 }
@@ -150,15 +190,94 @@ func (r *runner) buildAll(ctx context.Context) error {
 	return nil
 }
 
-// measureAll runs repetitions outermost and variants inside them, so that
-// drift of a noisy machine over time spreads over all variants alike.
+// chooseOrder settles the seed (given, drawn, or the resumed run's) and
+// the order of every repetition, records both in the provenance, and says
+// how it chose them.
+func (r *runner) chooseOrder() (string, error) {
+	var how string
+	switch {
+	case r.opts.Resume != "" && r.prov.Seed == nil:
+		if r.opts.Seed != nil {
+			return "", fmt.Errorf("resume %s: %w: the run predates seeded orders and continues in the matrix's order; leave out --seed", r.opts.Resume, ErrSeedConflict)
+		}
+		how = "the matrix's, as the run began (it predates seeded orders)"
+	case r.opts.Resume != "":
+		if r.opts.Seed != nil && *r.opts.Seed != *r.prov.Seed {
+			return "", fmt.Errorf("resume %s: %w: the run is ordered by seed %d, not %d; leave out --seed", r.opts.Resume, ErrSeedConflict, *r.prov.Seed, *r.opts.Seed)
+		}
+		how = fmt.Sprintf("seed %d, as the run recorded", *r.prov.Seed)
+	default:
+		var seed uint64
+		if r.opts.Seed != nil {
+			seed = *r.opts.Seed
+			how = fmt.Sprintf("seed %d, as given", seed)
+		} else {
+			// 53 bits, which every JSON reader holds exactly.
+			seed = rand.Uint64() >> 11
+			how = fmt.Sprintf("seed %d, drawn at random (--seed %d replays it)", seed, seed)
+		}
+		r.prov.Seed = &seed
+	}
+	runs := r.study.Runs()
+	r.order = make([][]study.Variant, r.study.Repetitions)
+	r.prov.Order = make([][]string, r.study.Repetitions)
+	for i := range r.order {
+		r.order[i] = runs
+		if r.prov.Seed != nil {
+			r.order[i] = Order(*r.prov.Seed, i+1, runs)
+		}
+		r.prov.Order[i] = keys(r.order[i])
+	}
+	return how, nil
+}
+
+// Order returns the variants in the order repetition rep runs them: a
+// uniform random permutation (Fisher–Yates) drawn from a PCG generator
+// seeded with (seed, rep), so that drift of the machine falls on
+// different variants in each repetition, and the same seed always gives
+// the same orders (this code, not the standard library's shuffle, fixes
+// how numbers become an order).
+func Order(seed uint64, rep int, variants []study.Variant) []study.Variant {
+	out := slices.Clone(variants)
+	rng := rand.NewPCG(seed, uint64(rep))
+	for i := len(out) - 1; i > 0; i-- {
+		j := uniform(rng, uint64(i)+1)
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// uniform returns a number in [0, n), every one equally likely: draws
+// below 2⁶⁴ mod n, which would favour the small numbers, are rejected.
+func uniform(rng *rand.PCG, n uint64) uint64 {
+	reject := -n % n
+	for {
+		if x := rng.Uint64(); x >= reject {
+			return x % n
+		}
+	}
+}
+
+func keys(vs []study.Variant) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Key()
+	}
+	return out
+}
+
+// measureAll runs repetitions outermost and variants inside them, each
+// repetition in its own drawn order, so that drift of a noisy machine over
+// time spreads over all variants alike. The A/A twin runs like any other
+// variant.
 func (r *runner) measureAll(ctx context.Context) error {
-	variants := r.study.Matrix()
-	total := r.study.Repetitions * len(variants)
+	total := r.study.Repetitions * len(r.study.Runs())
 	n := 0
 	var failed []string
 	for rep := 1; rep <= r.study.Repetitions; rep++ {
-		for _, v := range variants {
+		order := r.order[rep-1]
+		r.logf("rep %d order: %s", rep, strings.Join(keys(order), ", "))
+		for _, v := range order {
 			n++
 			if ctx.Err() != nil {
 				return ErrInterrupted
@@ -314,15 +433,18 @@ func (r *runner) saveStartup(rep int, v study.Variant, dep *deployment, target *
 }
 
 func describe(v study.Variant) string {
-	if len(v.Values) == 0 {
-		return "default"
-	}
 	s := ""
 	for i, kv := range v.Values {
 		if i > 0 {
 			s += " "
 		}
 		s += kv[0] + "=" + kv[1]
+	}
+	if s == "" {
+		s = "default"
+	}
+	if v.Twin {
+		s += " (A/A twin)"
 	}
 	return s
 }

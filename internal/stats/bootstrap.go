@@ -11,66 +11,6 @@ import (
 // the three digits a report prints.
 const DefaultResamples = 10_000
 
-// BootstrapMedianCI returns a percentile-bootstrap confidence interval for
-// the median at the given level: the sample is resampled with replacement
-// and the interval is the middle level fraction of the resampled medians.
-// Unlike MeanCI it assumes no distribution shape, which suits skewed
-// latency data. The same seed always gives the same interval. NaN for no
-// data, any NaN, or a level outside (0, 1); a single value or all-equal
-// values give a zero-width interval at that value.
-func BootstrapMedianCI(xs []float64, level float64, resamples int, seed uint64) (lo, hi float64) {
-	if !usable(level, xs) {
-		return math.NaN(), math.NaN()
-	}
-	r := newRand(seed)
-	buf := make([]float64, len(xs))
-	meds := make([]float64, resampleCount(resamples))
-	for i := range meds {
-		meds[i] = resampleMedian(xs, buf, r)
-	}
-	return percentileInterval(meds, level)
-}
-
-// RatioCI returns median(a)/median(b) with a percentile-bootstrap interval
-// that resamples a and b independently, as fits two separate sets of runs.
-// It is meant for positive quantities such as latencies or throughputs:
-// it returns NaN if median(b) ≤ 0 or median(a) < 0, as well as for the
-// cases where BootstrapMedianCI does. A resample whose b median is 0 counts
-// as an infinite ratio (or 1 when a's is 0 too), so zeros in b widen the
-// interval instead of breaking it.
-func RatioCI(a, b []float64, level float64, resamples int, seed uint64) (ratio, lo, hi float64) {
-	nan := math.NaN()
-	if !usable(level, a) || !usable(level, b) {
-		return nan, nan, nan
-	}
-	ma, mb := Median(a), Median(b)
-	if !(mb > 0) || !(ma >= 0) {
-		return nan, nan, nan
-	}
-	r := newRand(seed)
-	bufA, bufB := make([]float64, len(a)), make([]float64, len(b))
-	ratios := make([]float64, resampleCount(resamples))
-	for i := range ratios {
-		ratios[i] = ratioOf(resampleMedian(a, bufA, r), resampleMedian(b, bufB, r))
-	}
-	lo, hi = percentileInterval(ratios, level)
-	return ma / mb, lo, hi
-}
-
-func ratioOf(x, y float64) float64 {
-	if y == 0 {
-		if x == 0 {
-			return 1
-		}
-		return math.Inf(1)
-	}
-	return x / y
-}
-
-func usable(level float64, xs []float64) bool {
-	return validLevel(level) && len(xs) > 0 && !slices.ContainsFunc(xs, math.IsNaN)
-}
-
 func resampleCount(n int) int {
 	if n <= 0 {
 		return DefaultResamples
@@ -91,29 +31,68 @@ func percentileInterval(stats []float64, level float64) (lo, hi float64) {
 	return quantileSorted(stats, (1-level)/2), quantileSorted(stats, (1+level)/2)
 }
 
-// resampleMedian draws len(xs) values of xs with replacement into buf and
-// returns their median.
-func resampleMedian(xs, buf []float64, r *rand.Rand) float64 {
-	for i := range buf {
-		buf[i] = xs[r.IntN(len(xs))]
+// PercentileInterval returns the central level fraction of a bootstrap
+// distribution (e.g. 0.025 and 0.975 quantiles for level 0.95), for
+// callers that draw their own resamples with BlockResamples. It reorders
+// stats; NaN for no values, any NaN, or a level outside (0, 1).
+func PercentileInterval(stats []float64, level float64) (lo, hi float64) {
+	if len(stats) == 0 || !validLevel(level) || slices.ContainsFunc(stats, math.IsNaN) {
+		return math.NaN(), math.NaN()
 	}
-	return medianInPlace(buf)
+	return percentileInterval(stats, level)
 }
 
-// medianInPlace computes the median by selection rather than sorting, so
-// a bootstrap over large raw samples stays linear per resample. It
-// reorders s.
-func medianInPlace(s []float64) float64 {
-	k := len(s) / 2
-	upper := selectKth(s, k)
-	if len(s)%2 == 1 {
-		return upper
+// QuantilesInPlace returns the qs-quantiles of s (Hyndman & Fan type 7,
+// as Quantile) by selection rather than sorting, so that a bootstrap over
+// hundreds of thousands of latencies stays linear per resample. It
+// reorders s. NaN for an empty s; s must hold no NaN and each q must lie
+// in [0, 1].
+func QuantilesInPlace(s []float64, qs ...float64) []float64 {
+	out := make([]float64, len(qs))
+	if len(s) == 0 {
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return out
 	}
-	lower := slices.Max(s[:k]) // selection left s[:k] ≤ s[k]
-	if lower == upper {
-		return upper
+	// Largest quantile first: once s[k] is in place, everything before it
+	// is ≤ s[k], so smaller quantiles are selected in s[:k] alone.
+	order := make([]int, len(qs))
+	for i := range order {
+		order[i] = i
 	}
-	return lower + (upper-lower)/2
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case qs[a] > qs[b]:
+			return -1
+		case qs[a] < qs[b]:
+			return 1
+		}
+		return 0
+	})
+	// Invariant: s[bound] (when bound < len(s)) is in its sorted place,
+	// with s[:bound] ≤ s[bound] ≤ s[bound+1:].
+	bound := len(s)
+	for _, i := range order {
+		h := qs[i] * float64(len(s)-1)
+		lo := int(h)
+		frac := h - float64(lo)
+		var vlo float64
+		end := len(s) // the next order statistic is the smallest of s[lo+1:end]
+		if lo < bound {
+			vlo = selectKth(s[:bound], lo)
+			end = min(len(s), bound+1)
+			bound = lo
+		} else { // lo == bound: the previous quantile's position
+			vlo = s[lo]
+		}
+		if frac == 0 || lo+1 >= len(s) {
+			out[i] = vlo
+			continue
+		}
+		out[i] = vlo + frac*(slices.Min(s[lo+1:end])-vlo)
+	}
+	return out
 }
 
 // selectKth reorders s so that s[k] is its k-th smallest value, with

@@ -1,8 +1,16 @@
 // Package stats holds the few statistics msbench needs to compare
-// benchmark results honestly: robust summaries (median, quantiles),
-// confidence intervals (Student-t for means, percentile bootstrap for
-// medians and for ratios of medians), the Mann-Whitney U test, and Differs,
-// which turns them into a yes/no verdict with a one-line explanation.
+// benchmark results honestly: robust summaries (median, quantiles) and
+// confidence intervals that respect the unit of replication, the run.
+//
+// Across runs: MeanCI (Student-t on per-run values), GeoMeanCI (geometric
+// mean of per-run ratios, t-interval on logs), RunRatio (ratio of means of
+// two independent sets of runs, Fieller–Welch), PairedRunRatio (runs made
+// in pairs) and RunDiff (difference of means, Welch). Within one run:
+// BlockBootstrapCI, a circular-block bootstrap over the time-ordered
+// series with an automatic block length (BlockLength), because successive
+// requests are autocorrelated and resampling single requests gives
+// intervals several times too narrow. There is deliberately no test or
+// interval over pooled single requests.
 //
 // Conventions: an empty input, or one containing NaN, yields NaN rather
 // than an error, so a missing measurement shows up as "NaN" in a report

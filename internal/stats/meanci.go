@@ -9,7 +9,7 @@ import (
 // MeanCI returns the Student-t confidence interval for the mean at the
 // given level (e.g. 0.95). It assumes roughly normal, independent values,
 // which holds for per-run means of repeated benchmark runs but not for raw
-// latencies (use BootstrapMedianCI for those). NaN for fewer than two
+// latencies within a run (use BlockBootstrapCI for those). NaN for fewer than two
 // values, any NaN, or a level outside (0, 1).
 func MeanCI(xs []float64, level float64) (lo, hi float64) {
 	nan := math.NaN()

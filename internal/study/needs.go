@@ -15,6 +15,9 @@ import (
 type Needs struct {
 	Axes  []string
 	Steps []StepNeed
+	// Metrics are the ids of the metrics the analysis measures, which the
+	// study's claims may be judged on.
+	Metrics []string
 }
 
 // StepNeed selects steps by parameter values and names the parameters

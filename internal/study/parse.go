@@ -82,11 +82,13 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	}
 	doc := root.Content[0]
 	s := &Study{File: file, Repetitions: 1}
-	var profiles *yaml.Node
+	var profiles, aa *yaml.Node
 	present := map[string]bool{}
-	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "setup", "load", "repetitions", "profiles", "paper") {
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles") {
 		present[e.key] = true
 		switch e.key {
+		case "aa":
+			aa = e.value
 		case "study":
 			s.Name = d.nonEmpty(e.value, "study")
 		case "title":
@@ -116,12 +118,6 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Repetitions = int(d.integer(e.value, "repetitions", 1))
 		case "profiles":
 			profiles = e.value
-		case "paper":
-			var v any
-			if err := e.value.Decode(&v); err != nil {
-				d.errorf(e.value, "paper", "%v", err)
-			}
-			s.Paper = stringKeys(v)
 		}
 	}
 	for _, req := range []string{"study", "services", "load"} {
@@ -130,7 +126,11 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 		}
 	}
 	if len(d.errs) == 0 {
-		d.applyProfile(s, profiles, profile)
+		if paa := d.applyProfile(s, profiles, profile); paa != nil {
+			d.chooseAA(s, paa, join(join("profiles", s.Profile), "aa"))
+		} else {
+			d.chooseAA(s, aa, "aa")
+		}
 	}
 	if len(d.errs) == 0 {
 		d.check(s)
@@ -303,8 +303,8 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 			d.errorf(e.value, f, "an axis needs at least one value")
 		}
 		for i, v := range ax.Values {
-			if v == "" || strings.ContainsAny(v, "/ \t{}") {
-				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q: a value names directories, so no spaces, slashes or braces", v)
+			if v == "" || strings.ContainsAny(v, "/ \t{}@") {
+				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q: a value names directories, so no spaces, slashes, braces or @ (which marks an A/A twin)", v)
 			}
 			if slices.Index(ax.Values, v) != i {
 				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q given twice", v)
@@ -629,15 +629,57 @@ func (d *decoder) target(n *yaml.Node, field string, kind int) *Target {
 	return t
 }
 
+// AANone turns the A/A twin off in a study file: aa: none.
+const AANone = "none"
+
+// chooseAA sets s.AA from the aa: field n (nil when not given: the first
+// variant), once the profile has chosen the variants, so that the twin is
+// one of those that run.
+func (d *decoder) chooseAA(s *Study, n *yaml.Node, field string) {
+	matrix := s.Matrix()
+	if len(matrix) == 0 {
+		return
+	}
+	if n == nil {
+		s.AA = matrix[0].Key()
+		return
+	}
+	key := d.nonEmpty(n, field)
+	if key == "" {
+		return
+	}
+	if key == AANone {
+		s.AA = ""
+		return
+	}
+	known := make([]string, len(matrix))
+	for i, v := range matrix {
+		known[i] = v.Key()
+	}
+	if slices.Contains(known, key) {
+		s.AA = key
+		return
+	}
+	where := "a variant key of the matrix"
+	if s.Profile != "" {
+		where = "a variant key of profile " + s.Profile
+		if field == "aa" {
+			where += fmt.Sprintf(" (give profiles.%s.aa)", s.Profile)
+		}
+	}
+	d.errorf(n, field, "%q is not %s (known: %s, or %s)", key, where, strings.Join(known, ", "), AANone)
+}
+
 // applyProfile overlays a named profile: repetitions, a subset of the
-// variants, and per-step overrides.
-func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
+// variants, and per-step overrides. It returns the profile's aa: field,
+// nil when the profile gives none.
+func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) (aa *yaml.Node) {
 	entries := d.mapping(profiles, "profiles")
 	for _, e := range entries {
 		s.Profiles = append(s.Profiles, e.key)
 	}
 	if name == "" {
-		return
+		return nil
 	}
 	for _, e := range entries {
 		if e.key != name {
@@ -645,7 +687,7 @@ func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
 		}
 		s.Profile = name
 		f := join("profiles", name)
-		entries := d.mapping(e.value, f, "repetitions", "variants", "steps", "skip")
+		entries := d.mapping(e.value, f, "repetitions", "variants", "aa", "steps", "skip")
 		// Overrides before skips, whatever the file's order, so that a
 		// glob such as "steady-*" may cover steps another line skips.
 		slices.SortStableFunc(entries, func(a, b entry) int {
@@ -658,15 +700,18 @@ func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) {
 				s.Repetitions = int(d.integer(pe.value, pf, 1))
 			case "variants":
 				d.subsetVariants(s, pe.value, pf)
+			case "aa":
+				aa = pe.value
 			case "steps":
 				d.overrideSteps(s, pe.value, pf)
 			case "skip":
 				d.skipSteps(s, pe.value, pf)
 			}
 		}
-		return
+		return aa
 	}
 	d.errs = append(d.errs, fmt.Errorf("%s: no profile %q (profiles: %s)", d.file, name, strings.Join(s.Profiles, ", ")))
+	return nil
 }
 
 func (d *decoder) subsetVariants(s *Study, n *yaml.Node, field string) {
@@ -867,28 +912,4 @@ func (s *Study) StartOrder() []*Service {
 		add(svc)
 	}
 	return out
-}
-
-// stringKeys turns the maps YAML decodes (whose keys may be numbers, as in
-// "30: 500") into maps with string keys, which JSON and templates take.
-func stringKeys(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = stringKeys(e)
-		}
-		return x
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[fmt.Sprint(k)] = stringKeys(e)
-		}
-		return out
-	case []any:
-		for i, e := range x {
-			x[i] = stringKeys(e)
-		}
-		return x
-	}
-	return v
 }

@@ -2,6 +2,7 @@ package study
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,112 @@ func TestShippedStudiesAreValid(t *testing.T) {
 				t.Errorf("profile %s: %v", p, err)
 			}
 		}
+	}
+}
+
+func TestAATwin(t *testing.T) {
+	s, err := Parse("demo.yaml", []byte(valid), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Default: the first variant of the matrix.
+	if s.AA != "go-a" {
+		t.Fatalf("default aa %q, want go-a", s.AA)
+	}
+	twin, ok := s.Twin()
+	if !ok || !twin.Twin || twin.Key() != "go-a@aa" || twin.Get("lang") != "go" || twin.Get("mode") != "a" {
+		t.Fatalf("twin %+v %v, key %q", twin, ok, twin.Key())
+	}
+	base := s.Matrix()[0]
+	if !maps.Equal(s.Placeholders(twin), s.Placeholders(base)) || len(s.Placeholders(twin)) == 0 {
+		t.Fatalf("twin placeholders %v, base %v", s.Placeholders(twin), s.Placeholders(base))
+	}
+	runs := s.Runs()
+	if len(s.Matrix()) != 6 || len(runs) != 7 || runs[6].Key() != "go-a@aa" {
+		t.Fatalf("matrix %d, runs %d", len(s.Matrix()), len(runs))
+	}
+
+	s, err = Parse("demo.yaml", []byte(strings.Replace(valid, "repetitions: 3\n", "repetitions: 3\naa: java-a\n", 1)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if twin, ok := s.Twin(); !ok || twin.Key() != "java-a@aa" {
+		t.Fatalf("aa: java-a gave %q %v", twin.Key(), ok)
+	}
+
+	s, err = Parse("demo.yaml", []byte(strings.Replace(valid, "repetitions: 3\n", "repetitions: 3\naa: none\n", 1)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Twin(); ok || s.AA != "" || len(s.Runs()) != len(s.Matrix()) {
+		t.Fatalf("aa: none left a twin %q", s.AA)
+	}
+
+	// A study without axes has one variant, "default".
+	in := &Study{AA: "default"}
+	if twin, ok := in.Twin(); !ok || twin.Key() != "default@aa" || len(in.Runs()) != 2 {
+		t.Fatalf("twin of the default variant %q %v", twin.Key(), ok)
+	}
+	// An in-memory study (or a run made before A/A twins) has none.
+	if _, ok := (&Study{}).Twin(); ok {
+		t.Fatal("a study without AA has a twin")
+	}
+}
+
+func TestAAProfileOverride(t *testing.T) {
+	text := strings.Replace(valid, "    variants: {mode: [a]}\n", "    variants: {mode: [a]}\n    aa: java-a\n", 1)
+	text = strings.Replace(text, "  paper: {}\n", "  paper: {aa: none}\n", 1)
+	text = strings.Replace(text, "repetitions: 3\n", "repetitions: 3\naa: go-c\n", 1)
+	for profile, want := range map[string]string{"": "go-c", "quick": "java-a", "paper": ""} {
+		s, err := Parse("demo.yaml", []byte(text), profile)
+		if err != nil {
+			t.Fatalf("profile %q: %v", profile, err)
+		}
+		if s.AA != want {
+			t.Fatalf("profile %q: aa %q, want %q", profile, s.AA, want)
+		}
+	}
+	// Without a profile's aa, the default follows the profile's subset.
+	s, err := Parse("demo.yaml", []byte(valid), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AA != "go-a" || len(s.Runs()) != 3 {
+		t.Fatalf("quick: aa %q, %d runs", s.AA, len(s.Runs()))
+	}
+}
+
+func TestAAErrorsNameFileLineAndField(t *testing.T) {
+	tests := []struct {
+		name    string
+		replace [2]string // applied to valid
+		want    string
+	}{
+		{"unknown key", [2]string{"repetitions: 3\n", "repetitions: 3\naa: rust-a\n"},
+			`demo.yaml:38: aa: "rust-a" is not a variant key of the matrix (known: go-a, go-b, go-c, java-a, java-b, java-c, or none)`},
+		{"axis value, not key", [2]string{"repetitions: 3\n", "repetitions: 3\naa: go\n"}, `demo.yaml:38: aa: "go" is not a variant key`},
+		{"empty", [2]string{"repetitions: 3\n", "repetitions: 3\naa:\n"}, "demo.yaml:38: aa: want a string, got nothing"},
+		{"list", [2]string{"repetitions: 3\n", "repetitions: 3\naa: [go-a]\n"}, "demo.yaml:38: aa: want a string, got a list"},
+		{"outside the profile's variants", [2]string{"repetitions: 3\n", "repetitions: 3\naa: go-b\n"},
+			`demo.yaml:38: aa: "go-b" is not a variant key of profile quick (give profiles.quick.aa) (known: go-a, java-a, or none)`},
+		{"profile unknown key", [2]string{"    variants: {mode: [a]}\n", "    variants: {mode: [a]}\n    aa: go-b\n"},
+			`demo.yaml:42: profiles.quick.aa: "go-b" is not a variant key of profile quick (known: go-a, java-a, or none)`},
+		{"at in a value", [2]string{"mode: [a, b, c]", "mode: [a, b@aa, c]"}, `variants.mode[1]: "b@aa": a value names directories`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := strings.Replace(valid, tt.replace[0], tt.replace[1], 1)
+			if text == valid {
+				t.Fatalf("replacement %q not found", tt.replace[0])
+			}
+			_, err := Parse("demo.yaml", []byte(text), "")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v\nwant it to contain %q", err, tt.want)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a FieldError", err)
+			}
+		})
 	}
 }

@@ -22,11 +22,15 @@ type Study struct {
 	Setup       []*Target // requests sent once per variant before the load, capturing values
 	Load        Plan
 	Repetitions int
-	Profile     string   // applied profile, "" for none
-	Profiles    []string // all profile names, in file order
-	// Paper is the published-figures section, kept as YAML for the report.
-	Paper any
-	lines struct{ variants, load int } // where Check points
+	// AA is the key of the variant measured twice in every repetition, as
+	// two independent deployments, so that the report can tell how far
+	// identical systems come apart on this machine (the A/A noise floor);
+	// "" for none. A study file's aa: field chooses it (default: the first
+	// variant of the matrix; aa: none turns it off).
+	AA       string
+	Profile  string                       // applied profile, "" for none
+	Profiles []string                     // all profile names, in file order
+	lines    struct{ variants, load int } // where Check points
 }
 
 // Build makes artifacts once and caches them on a hash of their inputs.
@@ -169,10 +173,21 @@ type Target struct {
 // Variant is one combination of axis values.
 type Variant struct {
 	Values [][2]string // axis name → value, in axis order
+	// Twin marks the A/A twin: a second, independent deployment of the
+	// variant with the same Values, keyed apart (see Study.Twin).
+	Twin bool
 }
 
-// Key names the variant in paths and tables, e.g. "gin-pooled".
+// TwinSuffix ends the key of an A/A twin: its results go to
+// runs/rep-N/KEY@aa/.
+const TwinSuffix = "@aa"
+
+// Key names the variant in paths and tables, e.g. "gin-pooled", or
+// "gin-pooled@aa" for its A/A twin.
 func (v Variant) Key() string {
+	if v.Twin {
+		return Variant{Values: v.Values}.Key() + TwinSuffix
+	}
 	key := ""
 	for i, kv := range v.Values {
 		if i > 0 {
@@ -225,6 +240,31 @@ func (s *Study) Matrix() []Variant {
 			}
 		}
 		out = next
+	}
+	return out
+}
+
+// Twin returns the A/A twin, the variant named by AA with Twin set, or
+// false when the study measures none.
+func (s *Study) Twin() (Variant, bool) {
+	if s.AA == "" {
+		return Variant{}, false
+	}
+	for _, v := range s.Matrix() {
+		if v.Key() == s.AA {
+			v.Twin = true
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// Runs lists what every repetition deploys and measures: the matrix and,
+// last, the A/A twin if any. The runner shuffles it per repetition.
+func (s *Study) Runs() []Variant {
+	out := s.Matrix()
+	if t, ok := s.Twin(); ok {
+		out = append(out, t)
 	}
 	return out
 }

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/stats"
@@ -41,6 +43,8 @@ func (cacheAnalysis) Needs() study.Needs {
 			{Where: stalenessSteps, For: "reads older than a committed mutation"},
 			{Where: outageSteps, Params: []string{"dependency"}, For: "a dependency killed mid-run"},
 		},
+		Metrics: []string{"inproc-vs-best-1", "redis-vs-best-3", "redis-tail-vs-best-3",
+			"stale-share-inproc-3", "stale-share-inproc-pubsub-3", "stale-share-redis-3"},
 	}
 }
 
@@ -54,34 +58,33 @@ func variant(ds *analysis.Dataset, strategy, instances string) string {
 	return v.Key()
 }
 
-func (cacheAnalysis) Analyze(ds *analysis.Dataset) ([]analysis.Section, error) {
+func (cacheAnalysis) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
 	var sections []analysis.Section
 	first10, err := cacheFirst10(ds)
 	if err != nil {
-		return nil, err
+		return analysis.Result{}, err
 	}
 	sections = append(sections, first10)
 	sections = append(sections, cacheSteady(ds))
-	stale, staleBy, err := cacheStaleness(ds)
+	stale, err := cacheStaleness(ds)
 	if err != nil {
-		return nil, err
+		return analysis.Result{}, err
 	}
 	stampede, err := cacheStampede(ds)
 	if err != nil {
-		return nil, err
+		return analysis.Result{}, err
 	}
 	instances, err := cacheInstances(ds)
 	if err != nil {
-		return nil, err
+		return analysis.Result{}, err
 	}
 	sections = append(sections, stale, stampede, instances)
 	faults, err := cacheFaults(ds)
 	if err != nil {
-		return nil, err
+		return analysis.Result{}, err
 	}
 	sections = append(sections, faults)
-	sections[0].Claims = cacheClaims(ds, staleBy)
-	return sections, nil
+	return analysis.Result{Sections: sections, Metrics: cacheMetrics(ds)}, nil
 }
 
 // firstLatencies reads the latencies of a step's requests in send order.
@@ -105,9 +108,12 @@ func firstLatencies(ds *analysis.Dataset, variant, step string) ([]float64, erro
 func cacheFirst10(ds *analysis.Dataset) (analysis.Section, error) {
 	sec := analysis.Section{Title: "The paper's protocol: the first 10 requests"}
 	sec.Text = append(sec.Text, "As the paper did: 10 requests per second from a cold start (every dependency and service restarted just before), the latency of each of the first 10 requests, measured from its intended send time. Repetition 1 is shown; ms.")
-	paper := map[string]any{}
-	if p, ok := ds.Study.Paper.(map[string]any); ok {
-		paper, _ = p["first10"].(map[string]any)
+	// The paper's latencies of requests 1 to 10, as published.
+	published := func(inst, strat string) []float64 {
+		if ds.Claims == nil {
+			return nil
+		}
+		return ds.Claims.Figures["first10-"+inst+"-"+strat].List
 	}
 	header := []string{"variant", "source"}
 	for i := 1; i <= 10; i++ {
@@ -132,7 +138,7 @@ func cacheFirst10(ds *analysis.Dataset) (analysis.Section, error) {
 				t.Rows = append(t.Rows, latencyRow(v, "msbench", lat))
 				series = append(series, xySeries(v, lat, false))
 			}
-			if pub := analysis.Floats(paper[inst+"-"+strat]); len(pub) > 0 {
+			if pub := published(inst, strat); len(pub) > 0 {
 				t.Rows = append(t.Rows, latencyRow(v, "paper", pub))
 				s := xySeries("paper "+v, pub, true)
 				s.Like = v
@@ -247,16 +253,22 @@ type staleStats struct {
 // staleness counts reads that carried an older data version than the last
 // mutation committed before they were sent: the version is the step's tag
 // header, which every read keeps and every mutation's answer carries.
-func staleness(ds *analysis.Dataset, variant string, step *study.Step) (staleStats, error) {
+// rep picks the repetition; 0 takes the first measured.
+func staleness(ds *analysis.Dataset, variant string, step *study.Step, rep int) (staleStats, error) {
 	var st staleStats
 	if step.TagHeader == "" {
 		return st, fmt.Errorf("step %s keeps no data version (tag_header), so staleness cannot be counted", step.Name)
 	}
-	units := ds.Units(variant, step.Name)
-	if len(units) == 0 {
+	var u *analysis.Unit
+	for _, x := range ds.Units(variant, step.Name) {
+		if rep == 0 || x.Rep == rep {
+			u = x
+			break
+		}
+	}
+	if u == nil {
 		return st, nil
 	}
-	u := units[0]
 	evs, err := u.Dir.ReadEvents()
 	if err != nil {
 		return st, err
@@ -311,15 +323,12 @@ func staleness(ds *analysis.Dataset, variant string, step *study.Step) (staleSta
 	return st, nil
 }
 
-// cacheStaleness also returns each variant's figures, which the claims
-// judge.
-func cacheStaleness(ds *analysis.Dataset) (analysis.Section, map[string]staleStats, error) {
+func cacheStaleness(ds *analysis.Dataset) (analysis.Section, error) {
 	sec := analysis.Section{Title: "Staleness after a mutation"}
-	by := map[string]staleStats{}
 	steps := ds.Steps(stalenessSteps)
 	if len(steps) == 0 {
 		sec.Text = append(sec.Text, analysis.NotMeasured([]string{"the staleness step"}))
-		return sec, by, nil
+		return sec, nil
 	}
 	sec.Text = append(sec.Text, "During a steady load, roles are renamed and permissions granted and revoked through the gateway. Every answer carries the data version it reflects (X-Data-Version) and msbench keeps it with each request: a read sent after a mutation's answer that reflects an older version is stale. Time until fresh: from the mutation's answer to the last stale read it caused.")
 	t := analysis.Table{Header: []string{"variant", "reads", "stale reads", "stale %", "mutations", "longest time until fresh s", "stale at the end"}}
@@ -327,14 +336,13 @@ func cacheStaleness(ds *analysis.Dataset) (analysis.Section, map[string]staleSta
 	shares := plot.Series{Name: "stale reads %"}
 	sec.Text = append(sec.Text, analysis.NotMeasured(ds.Unmeasured(steps[:1])))
 	for _, v := range ds.Variants {
-		st, err := staleness(ds, v.Key(), steps[0])
+		st, err := staleness(ds, v.Key(), steps[0], 0)
 		if err != nil {
-			return sec, by, err
+			return sec, err
 		}
 		if !st.measured {
 			continue
 		}
-		by[v.Key()] = st
 		share := 100 * float64(st.stale) / float64(max(st.reads, 1))
 		end := "no"
 		if st.stillStale {
@@ -350,7 +358,7 @@ func cacheStaleness(ds *analysis.Dataset) (analysis.Section, map[string]staleSta
 			sec.Figures = append(sec.Figures, analysis.Figure{Caption: "Share of reads that returned data older than a mutation already answered.", SVG: svg})
 		}
 	}
-	return sec, by, nil
+	return sec, nil
 }
 
 func cacheStampede(ds *analysis.Dataset) (analysis.Section, error) {
@@ -475,7 +483,7 @@ func cacheFaults(ds *analysis.Dataset) (analysis.Section, error) {
 			for _, k := range slices.Sorted(maps.Keys(u.Summary.Errors)) {
 				errs = append(errs, fmt.Sprintf("%s %d", k, u.Summary.Errors[k]))
 			}
-			st, err := staleness(ds, v.Key(), step)
+			st, err := staleness(ds, v.Key(), step, 0)
 			if err != nil {
 				return sec, err
 			}
@@ -494,78 +502,60 @@ func errorNote(e string) string {
 	return " (" + e + ")"
 }
 
-// cacheClaims judges the paper's claims on the steady state (thousands of
-// requests) and the staleness measurement.
-func cacheClaims(ds *analysis.Dataset, stale map[string]staleStats) []analysis.Claim {
-	names, _ := steadyRates(ds)
-	step := ""
+// cacheMetrics are the claims' metrics, one value per repetition, from
+// the variants measured in that repetition: latency at the lowest steady
+// rate (thousands of requests, not ten), and the share of stale reads.
+func cacheMetrics(ds *analysis.Dataset) map[string]claims.Metric {
+	m := map[string]claims.Metric{}
+	names, rates := steadyRates(ds)
 	if len(names) > 0 {
-		step = names[0]
-	}
-	p50 := func(v string) (float64, bool) {
-		return ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
-	}
-	spread := func(v string) (float64, bool) {
-		return ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 - u.Summary.Latency.P50 })
-	}
-	best := func(inst string, f func(string) (float64, bool)) (string, string) {
-		bestV, bestX := "", 0.0
-		var parts []string
-		for _, s := range []string{"db", "redis", "inproc"} {
-			if x, ok := f(variant(ds, s, inst)); ok {
-				parts = append(parts, fmt.Sprintf("%s %.3f ms", s, x))
-				if bestV == "" || x < bestX {
-					bestV, bestX = s, x
+		step := names[0]
+		for i, r := range rates {
+			if r < rates[slices.Index(names, step)] {
+				step = names[i]
+			}
+		}
+		p50 := func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }
+		tail := func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 - u.Summary.Latency.P50 }
+		// best over others: the claimed winner's figure over the best of
+		// the rest, per repetition.
+		against := func(id, winner, inst string, f func(u *analysis.Unit) float64, note string) {
+			w := ds.PerRun(variant(ds, winner, inst), step, f)
+			for rep, x := range w {
+				best := math.Inf(1)
+				for _, other := range []string{"db", "redis", "inproc"} {
+					if other == winner {
+						continue
+					}
+					if y, ok := ds.PerRun(variant(ds, other, inst), step, f)[rep]; ok {
+						best = min(best, y)
+					}
+				}
+				if !math.IsInf(best, 1) {
+					c := m[id]
+					c.PerRun, c.Ratio, c.Note = append(c.PerRun, x/best), true, fmt.Sprintf("%s, %s", note, step)
+					m[id] = c
 				}
 			}
 		}
-		return bestV, strings.Join(parts, ", ")
+		against("inproc-vs-best-1", "inproc", "1", p50, "in-process p50 / the faster of redis and db, one instance")
+		against("redis-vs-best-3", "redis", "3", p50, "redis p50 / the faster of in-process and db, three instances")
+		against("redis-tail-vs-best-3", "redis", "3", tail, "redis p99−p50 / the narrower of in-process and db, three instances")
 	}
-	var claims []analysis.Claim
-	c := analysis.Claim{Text: "With one instance, the in-process cache is fastest.", Published: "in-process ≈1.5 ms vs Redis ≈3 ms vs database ≈4.5 ms (requests 2–10)"}
-	if b, parts := best("1", p50); b != "" {
-		c.Measured = fmt.Sprintf("p50 at %s: %s", step, parts)
-		c.Verdict, c.Why = analysis.VerdictOf(b == "inproc"), "fastest median: "+b
-	} else {
-		c.Verdict, c.Why = analysis.Undecided, "no steady-state run with one instance"
-	}
-	claims = append(claims, c)
-	c = analysis.Claim{Text: "With three instances, Redis is fastest and most stable.", Published: "Redis ≈2 ms, steadiest of the three (requests 2–10)"}
-	bFast, parts := best("3", p50)
-	bStable, sparts := best("3", spread)
-	if bFast != "" {
-		c.Measured = fmt.Sprintf("p50 at %s: %s; p99−p50: %s", step, parts, sparts)
-		switch {
-		case bFast == "redis" && bStable == "redis":
-			c.Verdict, c.Why = analysis.Reproduced, "redis has the lowest median and the narrowest tail"
-		case bFast == "redis" || bStable == "redis":
-			c.Verdict, c.Why = analysis.NotReproduced, fmt.Sprintf("fastest %s, most stable %s", bFast, bStable)
-		default:
-			c.Verdict, c.Why = analysis.NotReproduced, fmt.Sprintf("fastest %s, most stable %s", bFast, bStable)
-		}
-	} else {
-		c.Verdict, c.Why = analysis.Undecided, "no steady-state run with three instances"
-	}
-	claims = append(claims, c)
-	c = analysis.Claim{Text: "In-process caches must be invalidated per instance, which is error-prone: stale data after a mutation.", Published: "described, not measured"}
-	share := func(st staleStats) string {
-		return analysis.Num(100*float64(st.stale)/float64(max(st.reads, 1)), 2) + "%"
-	}
-	in3, ok3 := stale[variant(ds, "inproc", "3")]
-	if ok3 {
-		c.Measured = "stale reads with three instances: inproc " + share(in3)
-		for _, other := range []string{"inproc-pubsub", "redis"} {
-			if st, ok := stale[variant(ds, other, "3")]; ok {
-				c.Measured += ", " + other + " " + share(st)
+	if steps := ds.Steps(stalenessSteps); len(steps) > 0 {
+		for _, strat := range []string{"inproc", "inproc-pubsub", "redis"} {
+			v := variant(ds, strat, "3")
+			for _, u := range ds.Units(v, steps[0].Name) {
+				st, err := staleness(ds, v, steps[0], u.Rep)
+				if err != nil || !st.measured {
+					continue
+				}
+				id := "stale-share-" + strat + "-3"
+				c := m[id]
+				c.PerRun, c.Note = append(c.PerRun, float64(st.stale)/float64(max(st.reads, 1))), "share of reads older than a mutation already answered, three instances"
+				m[id] = c
 			}
 		}
-		if in3.stale > 0 {
-			c.Verdict, c.Why = analysis.Reproduced, "three in-process caches served old data after a mutation answered; shared invalidation (pub/sub) is the fourth strategy's remedy"
-		} else {
-			c.Verdict, c.Why = analysis.NotReproduced, "no stale read was observed"
-		}
-	} else {
-		c.Verdict, c.Why = analysis.Undecided, "the staleness step was not run with three in-process instances"
 	}
-	return append(claims, c)
+	return m
 }

@@ -1,6 +1,9 @@
 package cache
 
 import (
+	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +50,7 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 	v := s.Matrix()[0]
 	ds := analysis.NewDataset(s, []*analysis.Unit{{Rep: 1, Variant: v, Step: step.Name, Dir: results.StepDir(dir),
 		Summary: metrics.Summary{StartedAt: start, EndedAt: start.Add(3 * time.Second)}}})
-	st, err := staleness(ds, v.Key(), step)
+	st, err := staleness(ds, v.Key(), step, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +61,36 @@ func TestStalenessCountsOldVersionsAfterAMutation(t *testing.T) {
 	}
 	if st.worstFreshS < 1.29 || st.worstFreshS > 1.31 {
 		t.Fatalf("time until fresh %.3f s, want 1.3 s", st.worstFreshS)
+	}
+}
+
+// The claims' latency metrics compare, run by run, the claimed winner with
+// the best of the others at the lowest steady rate.
+func TestLatencyMetricsArePerRun(t *testing.T) {
+	s := &study.Study{Name: "cache", Repetitions: 3,
+		Variants: []study.Axis{{Name: "strategy", Values: []string{"db", "redis", "inproc"}}, {Name: "instances", Values: []string{"1"}}},
+		Load: study.Plan{Steps: []*study.Step{
+			{Name: "steady-600", Params: map[string]string{"kind": "steady", "rate": "600"}},
+			{Name: "steady-100", Params: map[string]string{"kind": "steady", "rate": "100"}},
+		}}}
+	p50 := map[string][]float64{"db": {4, 5, 6}, "redis": {3, 2, 3}, "inproc": {1, 1, 1.5}}
+	var units []*analysis.Unit
+	for _, v := range s.Matrix() {
+		for rep, x := range p50[v.Get("strategy")] {
+			for _, st := range s.Load.Steps {
+				units = append(units, &analysis.Unit{Rep: rep + 1, Variant: v, Step: st.Name, Summary: metrics.Summary{Latency: metrics.Distribution{P50: x}}})
+			}
+		}
+	}
+	m := cacheMetrics(analysis.NewDataset(s, units))
+	got := m["inproc-vs-best-1"]
+	want := []float64{1.0 / 3, 1.0 / 2, 1.5 / 3}
+	slices.Sort(got.PerRun)
+	slices.Sort(want)
+	if !got.Ratio || len(got.PerRun) != 3 || math.Abs(got.PerRun[0]-want[0]) > 1e-9 || math.Abs(got.PerRun[2]-want[2]) > 1e-9 {
+		t.Fatalf("inproc-vs-best-1 %+v, want per-run %v", got, want)
+	}
+	if !strings.Contains(got.Note, "steady-100") {
+		t.Errorf("judged on %q, want the lowest rate, steady-100", got.Note)
 	}
 }

@@ -4,12 +4,11 @@
 package faasgateway
 
 import (
-	"fmt"
-	"maps"
+	"math"
 	"slices"
-	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
@@ -25,6 +24,8 @@ func (faas) Needs() study.Needs {
 	return study.Needs{
 		Axes:  []string{"framework", "policy"},
 		Steps: []study.StepNeed{{Params: []string{"endpoint"}, For: "the endpoint each step loads"}},
+		Metrics: []string{"delta-share-small", "delta-share-small-dial-minus-pooled", "delta-share-image", "delta-share-image-dial-minus-pooled",
+			"framework-spread", "gin-speed", "gin-consistency", "fiber-vs-nethttp"},
 	}
 }
 
@@ -44,13 +45,24 @@ func (s faasStages) reqWire() float64  { return s.network() / 2 }
 func (s faasStages) delta() float64    { return s.roundTrip - s.reqWire() - s.pre - s.rpc }
 func (s faasStages) deltaShr() float64 { return s.delta() / s.roundTrip }
 
-func stagesOf(ds *analysis.Dataset, variant, step string) faasStages {
-	if len(ds.Units(variant, step)) == 0 {
+// stagesOf summarises one endpoint of one variant: over every repetition
+// (the median of each figure) when rep is 0, else that repetition's.
+func stagesOf(ds *analysis.Dataset, variant, step string, rep int) faasStages {
+	var units []*analysis.Unit
+	for _, u := range ds.Units(variant, step) {
+		if rep == 0 || u.Rep == rep {
+			units = append(units, u)
+		}
+	}
+	if len(units) == 0 {
 		return faasStages{}
 	}
 	med := func(f func(u *analysis.Unit) float64) float64 {
-		m, _ := ds.Median(variant, step, f)
-		return m
+		xs := make([]float64, len(units))
+		for i, u := range units {
+			xs[i] = f(u)
+		}
+		return stats.Median(xs)
 	}
 	st := func(name string) func(u *analysis.Unit) float64 {
 		return func(u *analysis.Unit) float64 { return u.Summary.ServerTiming[name].Mean }
@@ -70,33 +82,121 @@ func stagesOf(ds *analysis.Dataset, variant, step string) faasStages {
 // faasCell indexes the measurements by framework, policy and endpoint.
 type faasCell struct{ framework, policy, endpoint string }
 
-func (faas) Analyze(ds *analysis.Dataset) ([]analysis.Section, error) {
-	frameworks := ds.AxisValues("framework")
-	policies := ds.AxisValues("policy")
+// cells measures every framework, policy and endpoint: over all
+// repetitions when rep is 0, else in that one.
+func cells(ds *analysis.Dataset, rep int) (map[faasCell]faasStages, []string) {
 	var endpoints []string
-	cells := map[faasCell]faasStages{}
+	out := map[faasCell]faasStages{}
 	for _, st := range ds.Steps(nil) {
 		e := st.Params["endpoint"]
 		endpoints = append(endpoints, e)
 		for _, v := range ds.Variants {
-			cells[faasCell{v.Get("framework"), v.Get("policy"), e}] = stagesOf(ds, v.Key(), st.Name)
+			out[faasCell{v.Get("framework"), v.Get("policy"), e}] = stagesOf(ds, v.Key(), st.Name, rep)
 		}
 	}
-	claims := faasClaims(cells, frameworks, policies)
-	breakdown, err := faasBreakdown(cells, frameworks, policies, endpoints)
+	return out, endpoints
+}
+
+func (faas) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
+	frameworks := ds.AxisValues("framework")
+	policies := ds.AxisValues("policy")
+	all, endpoints := cells(ds, 0)
+	breakdown, err := faasBreakdown(all, frameworks, policies, endpoints)
 	if err != nil {
-		return nil, err
+		return analysis.Result{}, err
 	}
 	intro := analysis.Section{
-		Title: "The paper's claims",
+		Title: "How the stages are measured",
 		Text: []string{
 			"Each gateway answers with Server-Timing: handler (request received → response written), pre (received → RPC call sent: parsing, and the TCP dial under the dial policy), rpc (call sent → result received, at the gateway) and fn (the function's own time, reported by the RPC server). The caller's round trip is measured by msbench. " +
 				"The paper's response delta (RPC result received at the gateway → response at the caller) is estimated per request as round trip − rpc − pre − half of the network time (round trip − handler), assuming the wire costs the same both ways.",
-			"Policy dial opens a new TCP connection to the RPC server for every request, as the authors' code did; pooled reuses connections. Verdicts compare the dial runs with the paper first and then say what the pooled runs change.",
+			"Policy dial opens a new TCP connection to the RPC server for every request, as the authors' code did; pooled reuses connections. The claims are judged on the dial runs, the paper's conditions; what pooled connections change is measured as the explanation.",
 		},
-		Claims: claims,
 	}
-	return []analysis.Section{intro, breakdown}, nil
+	return analysis.Result{Sections: []analysis.Section{intro, breakdown}, Metrics: faasMetrics(ds, frameworks, policies)}, nil
+}
+
+// smallEndpoints are the steps where a framework's own cost could show;
+// /sleep is a second of waiting that any framework hides.
+var smallEndpoints = []string{"empty", "math", "image"}
+
+// faasMetrics are the claims' metrics, one value per repetition, each from
+// the variants measured side by side in that repetition.
+func faasMetrics(ds *analysis.Dataset, frameworks, policies []string) map[string]claims.Metric {
+	m := map[string]claims.Metric{}
+	add := func(id string, x float64, ratio bool, note string) {
+		if math.IsNaN(x) {
+			return
+		}
+		c := m[id]
+		c.PerRun, c.Ratio, c.Note = append(c.PerRun, x), ratio, note
+		m[id] = c
+	}
+	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
+		c, _ := cells(ds, rep)
+		share := func(policy string, endpoints ...string) float64 {
+			var xs []float64
+			for _, f := range frameworks {
+				for _, e := range endpoints {
+					if s := c[faasCell{f, policy, e}]; s.ok {
+						xs = append(xs, s.deltaShr())
+					}
+				}
+			}
+			return stats.Median(xs)
+		}
+		for _, k := range []struct {
+			id        string
+			endpoints []string
+		}{{"delta-share-small", []string{"empty", "math"}}, {"delta-share-image", []string{"image"}}} {
+			dial, pooled := share("dial", k.endpoints...), share("pooled", k.endpoints...)
+			add(k.id, dial, false, "estimated delta / round trip, dial policy, median over frameworks")
+			add(k.id+"-dial-minus-pooled", dial-pooled, false, "delta share with a dial per request minus with pooled connections")
+		}
+		// Ratios over the small endpoints under both policies: the median
+		// case, so that one endpoint cannot decide alone.
+		var spread, ginSpeed, ginTail, fiber []float64
+		for _, p := range policies {
+			for _, e := range smallEndpoints {
+				var p50s []float64
+				other := map[string]faasStages{}
+				for _, f := range frameworks {
+					if s := c[faasCell{f, p, e}]; s.ok {
+						p50s = append(p50s, s.p50)
+						other[f] = s
+					}
+				}
+				if len(p50s) >= 2 {
+					spread = append(spread, slices.Max(p50s)/slices.Min(p50s))
+				}
+				if g, ok := other["gin"]; ok && len(other) >= 2 {
+					worstP50, worstTail := 0.0, 0.0
+					for f, s := range other {
+						if f != "gin" {
+							worstP50, worstTail = max(worstP50, s.p50), max(worstTail, s.p99/s.p50)
+						}
+					}
+					ginSpeed = append(ginSpeed, g.p50/worstP50)
+					ginTail = append(ginTail, (g.p99/g.p50)/worstTail)
+				}
+				if fb, base := c[faasCell{"fiber", p, e}], c[faasCell{"nethttp", p, e}]; fb.ok && base.ok {
+					fiber = append(fiber, fb.p50/base.p50)
+				}
+			}
+		}
+		add("framework-spread", medianOrNaN(spread), true, "slowest / fastest framework's median latency, median over small endpoints and policies")
+		add("gin-speed", medianOrNaN(ginSpeed), true, "gin's median latency / the slowest other framework's")
+		add("gin-consistency", medianOrNaN(ginTail), true, "gin's p99/p50 / the widest other framework's")
+		add("fiber-vs-nethttp", medianOrNaN(fiber), true, "fiber's median latency / net/http's")
+	}
+	return m
+}
+
+func medianOrNaN(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stats.Median(xs)
 }
 
 func faasBreakdown(cells map[faasCell]faasStages, frameworks, policies, endpoints []string) (analysis.Section, error) {
@@ -133,170 +233,4 @@ func faasBreakdown(cells map[faasCell]faasStages, frameworks, policies, endpoint
 	}
 	sec.Tables = append(sec.Tables, table)
 	return sec, nil
-}
-
-func faasClaims(cells map[faasCell]faasStages, frameworks, policies []string) []analysis.Claim {
-	shares := func(policy string, endpoints ...string) []float64 {
-		var out []float64
-		for _, f := range frameworks {
-			for _, e := range endpoints {
-				if s := cells[faasCell{f, policy, e}]; s.ok {
-					out = append(out, s.deltaShr())
-				}
-			}
-		}
-		return out
-	}
-	shareClaim := func(text, published string, threshold float64, endpoints ...string) analysis.Claim {
-		c := analysis.Claim{Text: text, Published: published}
-		dial, pooled := shares("dial", endpoints...), shares("pooled", endpoints...)
-		if len(dial)+len(pooled) == 0 {
-			c.Verdict, c.Why = analysis.Undecided, "no run of "+strings.Join(endpoints, ", ")
-			return c
-		}
-		c.Measured = fmt.Sprintf("delta share, median over frameworks: dial %s, pooled %s", analysis.Pct(stats.Median(dial)), analysis.Pct(stats.Median(pooled)))
-		dialOK, pooledOK := stats.Median(dial) >= threshold, stats.Median(pooled) >= threshold
-		switch {
-		case len(dial) == 0:
-			c.Verdict, c.Why = analysis.VerdictOf(pooledOK), "only pooled connections were measured"
-		case dialOK && (pooledOK || len(pooled) == 0):
-			c.Verdict, c.Why = analysis.Reproduced, "the share passes the paper's threshold with either connection policy"
-		case dialOK:
-			c.Verdict, c.Why = analysis.Explained, "with a connection per request the share passes the threshold; pooled connections bring it under, so much of the delta is connection handling, not the framework"
-		default:
-			c.Verdict, c.Why = analysis.NotReproduced, "the estimated delta stays under the threshold even with a connection per request"
-		}
-		return c
-	}
-	var claims []analysis.Claim
-	claims = append(claims,
-		shareClaim("The response delta is at least one third of the round trip for small workloads.", "≥ 33% (/empty, /math)", 1.0/3, "empty", "math"),
-		shareClaim("The response delta is over two thirds of the round trip for /image.", "> 67% (/image)", 2.0/3, "image"))
-	claims = append(claims, spreadClaim(cells, frameworks, policies), ginClaim(cells, frameworks, policies), fiberClaim(cells, policies))
-	return claims
-}
-
-// smallEndpoints are the steps where a framework's own cost could show;
-// /sleep is a second of waiting that any framework hides.
-var smallEndpoints = []string{"empty", "math", "image"}
-
-func spreadClaim(cells map[faasCell]faasStages, frameworks, policies []string) analysis.Claim {
-	c := analysis.Claim{Text: "Differences between frameworks are minimal.", Published: "minimal (no figure given)"}
-	worst, where := 0.0, ""
-	var parts []string
-	for _, p := range policies {
-		for _, e := range smallEndpoints {
-			var p50s []float64
-			for _, f := range frameworks {
-				if s := cells[faasCell{f, p, e}]; s.ok {
-					p50s = append(p50s, s.p50)
-				}
-			}
-			if len(p50s) < 2 {
-				continue
-			}
-			spread := slices.Max(p50s) / slices.Min(p50s)
-			parts = append(parts, fmt.Sprintf("%s/%s %.2f×", e, p, spread))
-			if spread > worst {
-				worst, where = spread, e+" "+p
-			}
-		}
-	}
-	if len(parts) == 0 {
-		c.Verdict, c.Why = analysis.Undecided, "fewer than two frameworks measured"
-		return c
-	}
-	c.Measured = "slowest/fastest p50: " + strings.Join(parts, ", ")
-	if worst <= 1.25 {
-		c.Verdict, c.Why = analysis.Reproduced, "every framework's median is within 25% of the fastest"
-	} else {
-		c.Verdict, c.Why = analysis.NotReproduced, fmt.Sprintf("up to %.2f× between frameworks (%s)", worst, where)
-	}
-	return c
-}
-
-func ginClaim(cells map[faasCell]faasStages, frameworks, policies []string) analysis.Claim {
-	c := analysis.Claim{Text: "Gin is the worst in speed and consistency.", Published: "Gin slowest and least consistent"}
-	if !slices.Contains(frameworks, "gin") {
-		c.Verdict, c.Why = analysis.Undecided, "gin was not measured"
-		return c
-	}
-	slowest, leastConsistent := map[string]int{}, map[string]int{}
-	n := 0
-	for _, p := range policies {
-		for _, e := range smallEndpoints {
-			var bestP50, bestSpread string
-			var p50, spread float64
-			for _, f := range frameworks {
-				s := cells[faasCell{f, p, e}]
-				if !s.ok {
-					continue
-				}
-				if s.p50 > p50 {
-					p50, bestP50 = s.p50, f
-				}
-				if r := s.p99 / s.p50; r > spread {
-					spread, bestSpread = r, f
-				}
-			}
-			if bestP50 != "" {
-				n++
-				slowest[bestP50]++
-				leastConsistent[bestSpread]++
-			}
-		}
-	}
-	c.Measured = fmt.Sprintf("slowest p50 in %d of %d endpoint×policy cases (most often %s); widest p99/p50 in %d (most often %s)",
-		slowest["gin"], n, mostOften(slowest), leastConsistent["gin"], mostOften(leastConsistent))
-	switch {
-	case n == 0:
-		c.Verdict, c.Why = analysis.Undecided, "no endpoint measured"
-	case slowest["gin"]*2 > n && leastConsistent["gin"]*2 > n:
-		c.Verdict, c.Why = analysis.Reproduced, "gin is slowest and least consistent in most cases"
-	default:
-		c.Verdict, c.Why = analysis.NotReproduced, "gin is not the worst in most cases"
-	}
-	return c
-}
-
-func fiberClaim(cells map[faasCell]faasStages, policies []string) analysis.Claim {
-	c := analysis.Claim{Text: "Fiber gives no notable boost.", Published: "no notable gain over the others"}
-	var ratios []string
-	boosts := 0
-	n := 0
-	for _, p := range policies {
-		for _, e := range smallEndpoints {
-			fib, base := cells[faasCell{"fiber", p, e}], cells[faasCell{"nethttp", p, e}]
-			if !fib.ok || !base.ok {
-				continue
-			}
-			n++
-			r := fib.p50 / base.p50
-			ratios = append(ratios, fmt.Sprintf("%s/%s %.2f×", e, p, r))
-			if r < 0.9 {
-				boosts++
-			}
-		}
-	}
-	if n == 0 {
-		c.Verdict, c.Why = analysis.Undecided, "fiber and net/http were not both measured"
-		return c
-	}
-	c.Measured = "fiber p50 / net/http p50: " + strings.Join(ratios, ", ")
-	if boosts*2 > n {
-		c.Verdict, c.Why = analysis.NotReproduced, "fiber's median is more than 10% under net/http's in most cases"
-	} else {
-		c.Verdict, c.Why = analysis.Reproduced, "fiber's median is within 10% of net/http's or slower in most cases"
-	}
-	return c
-}
-
-func mostOften(m map[string]int) string {
-	best, n := "", 0
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if m[k] > n {
-			best, n = k, m[k]
-		}
-	}
-	return best
 }

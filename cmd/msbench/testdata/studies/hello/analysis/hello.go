@@ -1,11 +1,13 @@
-// Package hello is the analysis of the smallest study: one claim, judged
-// on the step whose kind is greeting.
+// Package hello is the analysis of the smallest study: one metric, which
+// its one claim (claims.yaml) is judged on.
 package hello
 
 import (
-	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -16,22 +18,20 @@ type hello struct{}
 var greetings = map[string]string{"kind": "greeting"}
 
 func (hello) Needs() study.Needs {
-	return study.Needs{Steps: []study.StepNeed{{Where: greetings, For: "the greeting's latency"}}}
+	return study.Needs{Steps: []study.StepNeed{{Where: greetings, For: "the greeting's latency"}}, Metrics: []string{"greeting-p50-ms"}}
 }
 
-func (hello) Analyze(ds *analysis.Dataset) ([]analysis.Section, error) {
-	c := analysis.Claim{Text: "A greeting is answered within 100 ms at the median.", Published: "p50 < 100 ms"}
+// Analyze measures the greeting's median latency in every run; the claim
+// is judged on it.
+func (hello) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
 	steps := ds.Steps(greetings)
 	if len(steps) == 0 || len(ds.Variants) == 0 {
-		c.Verdict, c.Why = analysis.Undecided, "no greeting step in this run"
-		return []analysis.Section{{Title: "The claim", Claims: []analysis.Claim{c}}}, nil
+		return analysis.Result{}, nil
 	}
-	p50, ok := ds.Median(ds.Variants[0].Key(), steps[0].Name, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
-	if !ok {
-		c.Verdict, c.Why = analysis.Undecided, "the greeting step was not measured"
-	} else {
-		c.Measured = fmt.Sprintf("p50 %s ms", analysis.Num(p50, 2))
-		c.Verdict, c.Why = analysis.VerdictOf(p50 < 100), "median latency of the greeting step"
+	p50 := ds.PerRun(ds.Variants[0].Key(), steps[0].Name, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+	var perRun []float64
+	for _, rep := range slices.Sorted(maps.Keys(p50)) {
+		perRun = append(perRun, p50[rep])
 	}
-	return []analysis.Section{{Title: "The claim", Claims: []analysis.Claim{c}}}, nil
+	return analysis.Result{Metrics: map[string]claims.Metric{"greeting-p50-ms": {PerRun: perRun, Unit: "ms", Note: "median latency of the greeting step"}}}, nil
 }
