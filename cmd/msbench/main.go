@@ -108,6 +108,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept))
+	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept), newCompareCmd())
 	return root
 }

@@ -56,6 +56,7 @@ func TestGeoMeanCIAroundTwo(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("ratios 2×·exp(N(0, 0.05²)), 8 a trial: the 95%% interval covered 2 in %.1f%% of %d trials", 100*float64(covered)/trials, trials)
 	if c := float64(covered) / trials; c < 0.92 || c > 0.98 {
 		t.Errorf("the 95%% interval covered 2 in %.1f%% of %d trials", 100*c, trials)
 	}

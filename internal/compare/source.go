@@ -1,0 +1,222 @@
+// Package compare sets two benchmark results side by side, BASE and NEW,
+// and says for each step and variant they share whether NEW is faster,
+// slower or the same within noise, with a confidence interval that comes
+// from the runs when there are several (the run is the unit of
+// replication) and from a block bootstrap over time within the run when
+// there is one. It is what msbench compare prints.
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/results"
+)
+
+// UsageError marks a mistake in what compare was asked: a directory that
+// holds no results, nothing in common, a malformed rule.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// Kinds of Source.
+const (
+	KindRun  = "run"  // a directory of msbench run (state.json)
+	KindLoad = "load" // a directory of msbench load --out (summary.json, records.parquet)
+)
+
+// Source is one side of a comparison: a run directory or a load directory
+// read back.
+type Source struct {
+	Dir   string
+	Kind  string
+	Cells []*Cell
+	// Notes say what the directory lacks (unmeasured or damaged units).
+	Notes []string
+}
+
+// Cell is everything one side measured of one step of one variant: one
+// unit per repetition. A load directory has one cell with empty Step and
+// Variant.
+type Cell struct {
+	Step    string
+	Variant string
+	Units   []Unit
+}
+
+// Unit is one measured load.
+type Unit struct {
+	Rep     int
+	Dir     results.StepDir
+	Summary metrics.Summary
+}
+
+// Label names the cell in output: "load" for a load directory.
+func (c *Cell) Label() string {
+	switch {
+	case c.Step == "" && c.Variant == "":
+		return "load"
+	case c.Variant == "":
+		return c.Step
+	}
+	return c.Step + " " + c.Variant
+}
+
+// Open reads a run directory (through analysis.Load) or a load directory
+// (through results.StepDir). A directory that is neither is a UsageError;
+// a damaged one is an ordinary error.
+func Open(dir string) (*Source, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, usagef("%s: %v", dir, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return nil, usagef("%s is not a directory", dir)
+	}
+	if results.Check(dir) == nil {
+		return openRun(dir)
+	}
+	step := results.StepDir(dir)
+	_, recErr := os.Stat(step.RecordsPath())
+	s, err := step.ReadSummary()
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(recErr, fs.ErrNotExist):
+		return nil, usagef("%s is neither a run directory of msbench run (state.json) nor a directory of msbench load --out (summary.json and records.parquet)", dir)
+	case err != nil:
+		return nil, err
+	case recErr != nil:
+		return nil, recErr
+	}
+	if err := step.Check(s); err != nil {
+		return nil, err
+	}
+	return &Source{Dir: dir, Kind: KindLoad, Cells: []*Cell{{Units: []Unit{{Rep: 1, Dir: step, Summary: s}}}}}, nil
+}
+
+func openRun(dir string) (*Source, error) {
+	ds, err := analysis.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	src := &Source{Dir: dir, Kind: KindRun, Notes: slices.Clone(ds.Missing)}
+	for _, st := range ds.Study.Load.Steps {
+		for _, v := range ds.Variants {
+			units := ds.Units(v.Key(), st.Name)
+			if len(units) == 0 {
+				continue
+			}
+			c := &Cell{Step: st.Name, Variant: v.Key()}
+			for _, u := range units {
+				c.Units = append(c.Units, Unit{Rep: u.Rep, Dir: u.Dir, Summary: u.Summary})
+			}
+			src.Cells = append(src.Cells, c)
+		}
+	}
+	return src, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// pair is a cell both sides measured.
+type pair struct{ base, new *Cell }
+
+// match pairs the cells of base and new by step and variant. When nothing
+// matches by name and a side is a load directory holding its one load
+// while the other side also has a single cell, the two are compared.
+func match(base, new *Source) ([]pair, error) {
+	var out []pair
+	for _, b := range base.Cells {
+		for _, n := range new.Cells {
+			if b.Step == n.Step && b.Variant == n.Variant {
+				out = append(out, pair{b, n})
+			}
+		}
+	}
+	if len(out) == 0 && len(base.Cells) == 1 && len(new.Cells) == 1 && (base.Kind == KindLoad || new.Kind == KindLoad) {
+		out = append(out, pair{base.Cells[0], new.Cells[0]})
+	}
+	if len(out) == 0 {
+		return nil, usagef("%s and %s have nothing in common: no step of a variant measured in both (%s: %s; %s: %s)",
+			base.Dir, new.Dir, filepath.Base(base.Dir), cellList(base), filepath.Base(new.Dir), cellList(new))
+	}
+	return out, nil
+}
+
+func cellList(s *Source) string {
+	if len(s.Cells) == 0 {
+		return "nothing measured"
+	}
+	var labels []string
+	for i, c := range s.Cells {
+		if i == 4 {
+			labels = append(labels, fmt.Sprintf("… %d more", len(s.Cells)-4))
+			break
+		}
+		labels = append(labels, c.Label())
+	}
+	return fmt.Sprint(labels)
+}
+
+// row is the part of a records.parquet row that compare reads; the
+// Parquet reader converts the file's rows to it, skipping the other
+// columns (Server-Timing lists above all).
+type row struct {
+	Seq       int64   `parquet:"seq"`
+	Intended  int64   `parquet:"intended,timestamp(nanosecond)"`
+	LatencyMs float64 `parquet:"latency_ms"`
+	Error     string  `parquet:"error,dict"`
+}
+
+// readRows reads a step's records, in batches.
+func readRows(dir results.StepDir) (rows []row, err error) {
+	path := dir.RecordsPath()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("records %s: %w", path, err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("records %s: %w", path, err)
+	}
+	defer func() {
+		if p := recover(); p != nil { // the reader panics on a schema it cannot convert
+			err = fmt.Errorf("records %s: %v", path, p)
+		}
+	}()
+	r := parquet.NewGenericReader[row](pf)
+	defer r.Close()
+	rows = make([]row, 0, pf.NumRows())
+	buf := make([]row, 8192)
+	for {
+		n, err := r.Read(buf)
+		rows = append(rows, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("records %s: %w", path, err)
+		}
+	}
+}

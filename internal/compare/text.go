@@ -1,0 +1,177 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteText prints the report as a table per compared step and variant,
+// then the --fail-if results.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "BASE  %s (%s)\nNEW   %s (%s)\n", r.Base.Dir, r.Base.Kind, r.New.Dir, r.New.Kind)
+	for _, side := range []struct {
+		name string
+		s    Side
+	}{{"BASE", r.Base}, {"NEW", r.New}} {
+		for _, n := range side.s.Notes {
+			fmt.Fprintf(&b, "  %s lacks: %s\n", side.name, n)
+		}
+	}
+	for _, c := range r.Comparisons {
+		fmt.Fprintf(&b, "\n%s — %s: %s\n", c.Label(), c.Method, c.MethodDetail)
+		rows := [][]string{{"metric", "BASE", "NEW", "NEW/BASE", pct(r.Level) + "% CI", "n", "verdict"}}
+		for _, m := range c.Metrics {
+			var change, ci string
+			if m.Change == "difference" {
+				change = points(float64(m.Estimate))
+				ci = points(float64(m.Lo)) + " to " + points(float64(m.Hi))
+			} else {
+				change = ratio3(float64(m.Estimate)) + "×"
+				ci = ratio3(float64(m.Lo)) + "–" + ratio3(float64(m.Hi)) + "×"
+			}
+			if math.IsNaN(float64(m.Lo)) {
+				ci = "–"
+			}
+			rows = append(rows, []string{metricLabel(m), value(m, m.Base), value(m, m.New), change, ci,
+				fmt.Sprintf("%d+%d %s", m.BaseN, m.NewN, nUnit(m.NUnit)), m.Verdict})
+		}
+		table(&b, rows, "lrrrrll")
+		for _, wn := range c.Warnings {
+			fmt.Fprintf(&b, "  warning: %s\n", wn)
+		}
+	}
+	if len(r.FailIf) > 0 {
+		b.WriteString("\n")
+		seen := map[string]bool{}
+		for _, res := range r.FailIf {
+			if seen[res.Rule] {
+				continue
+			}
+			seen[res.Rule] = true
+			var breaches []string
+			checked := 0
+			for _, other := range r.FailIf {
+				if other.Rule == res.Rule {
+					checked++
+					if other.Breached {
+						breaches = append(breaches, other.describe(r.Level))
+					}
+				}
+			}
+			if len(breaches) == 0 {
+				fmt.Fprintf(&b, "fail-if %s: passed (%d comparison%s)\n", res.Rule, checked, plural(checked))
+				continue
+			}
+			fmt.Fprintf(&b, "fail-if %s: FAILED in %d of %d comparison%s\n", res.Rule, len(breaches), checked, plural(checked))
+			for _, br := range breaches {
+				fmt.Fprintf(&b, "  %s\n", br)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func metricLabel(m MetricResult) string {
+	switch m.Unit {
+	case "ms":
+		return m.Metric + " ms"
+	case "req/s":
+		return m.Metric + " req/s"
+	}
+	return m.Metric
+}
+
+func nUnit(u string) string {
+	switch u {
+	case "requests":
+		return "req"
+	case "intervals":
+		return "intervals"
+	}
+	return u
+}
+
+// value prints a side's value: 4 significant digits, or a percentage for
+// an error share.
+func value(m MetricResult, x Num) string {
+	f := float64(x)
+	if math.IsNaN(f) {
+		return "–"
+	}
+	if m.Unit == "share" {
+		return strconv.FormatFloat(100*f, 'f', 2, 64) + "%"
+	}
+	return sig4(f)
+}
+
+func sig4(x float64) string {
+	if x == 0 || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	decimals := max(0, 3-int(math.Floor(math.Log10(math.Abs(x)))))
+	return strconv.FormatFloat(x, 'f', decimals, 64)
+}
+
+// ratio3 prints a ratio with three decimals.
+func ratio3(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "–"
+	case math.IsInf(x, 1):
+		return "∞"
+	case math.IsInf(x, -1):
+		return "−∞"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+// points prints a difference of shares in percentage points, signed.
+func points(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "–"
+	case math.IsInf(x, 0):
+		return ratio3(x)
+	}
+	s := strconv.FormatFloat(100*x, 'f', 2, 64)
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s + " pp"
+}
+
+// pct prints a level as a percentage: 0.95 → "95".
+func pct(level float64) string {
+	return strconv.FormatFloat(math.Round(level*1e4)/100, 'f', -1, 64)
+}
+
+// table prints rows indented by two spaces, each column padded to its
+// widest cell, aligned left (l) or right (r) as align says.
+func table(b *strings.Builder, rows [][]string, align string) {
+	widths := make([]int, len(align))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, row := range rows {
+		var line strings.Builder
+		line.WriteString(" ")
+		for i, cell := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			line.WriteString("  ")
+			if align[i] == 'r' {
+				line.WriteString(pad + cell)
+			} else {
+				line.WriteString(cell + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
