@@ -66,7 +66,10 @@ A run that achieves under 95% of the asked rate is marked invalid.
 
 Every load is bounded: without --duration, --requests or --iterations it runs
 for 10 s. In the open model --duration bounds the sending in wall time whatever
-the rate: arrivals not sent by then are counted as unsent (and the run invalid).
+the rate (plus a tenth, at most --timeout, for a generator briefly starved of
+CPU): arrivals not sent by then are counted as unsent, and the run invalid.
+Requests in flight then get their answer or time out, so a run ends at most
+--timeout after its duration.
 
 A run in which fewer requests succeeded than --min-success (default 1%) is
 invalid: a refused port or a wrong URL measures the failure, not the server.
