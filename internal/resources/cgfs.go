@@ -138,27 +138,40 @@ func describeMembers(dir string) string {
 
 // moveTree moves pid and its current descendants into each directory.
 // Descendants must be moved explicitly: only processes forked after the
-// move inherit the cgroup.
+// move inherit the cgroup. A child forked after its parent was listed but
+// before the parent moved would stay behind, so the tree is listed again
+// until a pass finds nothing new.
 func moveTree(dirs []string, pid int) error {
-	pids := []int{pid}
-	if stats, err := procfs.All(); err == nil {
-		pids = pids[:0]
-		for _, s := range procfs.Descendants(stats, pid) {
-			if !s.Dead() {
-				pids = append(pids, s.PID)
+	moved := map[int]bool{}
+	for pass := 0; pass < 10; pass++ {
+		pids := []int{pid}
+		if stats, err := procfs.All(); err == nil {
+			pids = pids[:0]
+			for _, s := range procfs.Descendants(stats, pid) {
+				if !s.Dead() && !moved[s.PID] {
+					pids = append(pids, s.PID)
+				}
+			}
+		} else if pass > 0 {
+			return nil
+		}
+		if len(pids) == 0 {
+			if pass == 0 {
+				return fmt.Errorf("pid %d: %w", pid, os.ErrProcessDone)
+			}
+			return nil
+		}
+		for _, d := range dirs {
+			for _, p := range pids {
+				err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(p))
+				// A descendant may exit meanwhile; the tracked pid may not.
+				if err != nil && (p == pid || !errors.Is(err, syscall.ESRCH)) {
+					return err
+				}
 			}
 		}
-	}
-	if len(pids) == 0 {
-		return fmt.Errorf("pid %d: %w", pid, os.ErrProcessDone)
-	}
-	for _, d := range dirs {
-		for i, p := range pids {
-			err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(p))
-			// A descendant may exit meanwhile; the tracked pid may not.
-			if err != nil && (i == 0 || !errors.Is(err, syscall.ESRCH)) {
-				return err
-			}
+		for _, p := range pids {
+			moved[p] = true
 		}
 	}
 	return nil
