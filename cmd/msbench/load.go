@@ -14,6 +14,7 @@ import (
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/pacer"
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 )
@@ -44,6 +45,7 @@ type loadFlags struct {
 	out          string
 	json         bool
 	quiet        bool
+	cpus         string
 }
 
 func newLoadCmd() *cobra.Command {
@@ -116,6 +118,7 @@ summarised and saved).`,
 	fl.StringVar(&f.out, "out", "", "directory for records.parquet (every request) and summary.json")
 	fl.BoolVar(&f.json, "json", false, "print summary.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.StringVar(&f.cpus, "cpus", "", "run the generator on these cores only, e.g. 0, 0-1 or 0,2 (every thread of msbench, by CPU affinity), leaving the others to the server")
 	return cmd
 }
 
@@ -128,6 +131,21 @@ func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
 	engine, err := load.New(cfg)
 	if err != nil {
 		return usageError{err}
+	}
+	if f.cpus != "" {
+		cpus, err := placement.Parse(f.cpus)
+		if err == nil {
+			err = placement.Check(cpus)
+		}
+		if err != nil {
+			return usagef("--cpus: %v", err)
+		}
+		// Before the engine starts its threads; every later thread
+		// inherits the placement. msbench exits after the load, so
+		// nothing is restored.
+		if _, err := placement.Self(cpus); err != nil {
+			return fmt.Errorf("--cpus: %w", err)
+		}
 	}
 	var opts load.Options
 	var writer *records.Writer

@@ -47,6 +47,8 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"missing body file", []string{"load", "--body", "@/nonexistent/file", "http://127.0.0.1/"}, "--body"},
 		{"bad form", []string{"load", "--form", "novalue", "http://127.0.0.1/"}, "--form"},
 		{"body and form", []string{"load", "--body", "x", "--form", "a=b", "http://127.0.0.1/"}, "choose one"},
+		{"bad cpus", []string{"load", "--cpus", "first", "http://127.0.0.1/"}, `--cpus: core list "first"`},
+		{"missing core", []string{"load", "--cpus", "0,1000", "http://127.0.0.1/"}, "--cpus: core(s) 1000 do not exist on this machine"},
 		{"unknown command", []string{"lode"}, "unknown command"},
 		{"unknown dependency", []string{"deps", "up", "oracle"}, "see 'msbench deps up --help'"},
 		{"no dependency", []string{"deps", "up"}, "postgres"},

@@ -11,6 +11,7 @@ import (
 
 func newReportCmd() *cobra.Command {
 	var index bool
+	var opts report.Options
 	cmd := &cobra.Command{
 		Use:   "report <results dir>",
 		Short: "Write report.html and report.md for a run directory, or the index of all studies",
@@ -30,7 +31,7 @@ and one table of every claim of every study with its verdict.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if index {
-				path, err := report.Index(args[0])
+				path, err := report.Index(args[0], opts)
 				if err != nil {
 					return usageError{err}
 				}
@@ -40,7 +41,7 @@ and one table of every claim of every study with its verdict.`,
 			if err := results.Check(args[0]); err != nil {
 				return usageError{err}
 			}
-			path, err := writeReport(args[0])
+			path, err := writeReport(args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -49,11 +50,12 @@ and one table of every claim of every study with its verdict.`,
 		},
 	}
 	cmd.Flags().BoolVar(&index, "index", false, "write DIR/index.html over every study's latest run in DIR")
+	cmd.Flags().BoolVar(&opts.KeepFailedAudits, "keep-failed-audits", false, "judge claims on steps whose noise audit failed too (they are left out by default)")
 	return cmd
 }
 
-func writeReport(dir string) (string, error) {
-	path, err := report.Write(dir)
+func writeReport(dir string, opts report.Options) (string, error) {
+	path, err := report.Write(dir, opts)
 	if err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}

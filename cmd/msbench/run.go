@@ -11,6 +11,7 @@ import (
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/console"
+	"github.com/msbench/msbench/internal/report"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -112,7 +113,7 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 		return usageError{runErr}
 	}
 	if dir != "" {
-		if report, err := writeReport(dir); err != nil {
+		if report, err := writeReport(dir, report.Options{}); err != nil {
 			runErr = errors.Join(runErr, err)
 		} else {
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", report)

@@ -45,7 +45,16 @@ type Unit struct {
 	Summary   metrics.Summary
 	Warmup    *metrics.Summary
 	Resources results.StepResources
+	// Audit is the step's noise audit: whether it measured the system and
+	// not the lab's own contention (a saturated generator, steal, other
+	// processes). Nil for a step measured before msbench audited steps.
+	Audit *results.Audit
 }
+
+// AuditOK reports whether the unit passed its noise audit; a unit measured
+// before audits existed counts as passed (nothing says otherwise). A
+// verdict leaves out the units that did not pass.
+func (u *Unit) AuditOK() bool { return u.Audit == nil || u.Audit.OK }
 
 // Load reads a run directory.
 func Load(dir string) (*Dataset, error) {
@@ -113,6 +122,9 @@ func loadUnit(dir results.StepDir, rep int, v study.Variant, step string) (*Unit
 		return nil, err
 	}
 	if u.Warmup, err = dir.ReadWarmup(); err != nil {
+		return nil, err
+	}
+	if u.Audit, err = dir.ReadAudit(); err != nil {
 		return nil, err
 	}
 	// The records are read only by some analyses; a damaged file must not
@@ -308,3 +320,24 @@ func Paired(a, b map[int]float64, combine func(a, b float64) float64) []float64 
 
 // Ratio is combine for Paired: a/b.
 func Ratio(a, b float64) float64 { return a / b }
+
+// PassedAudits is the dataset without the units whose noise audit failed
+// (the generator saturated, CPU stolen or used by others): what verdicts
+// are judged on. It also names what it left out, as "variant step
+// (repetition N)".
+func (ds *Dataset) PassedAudits() (*Dataset, []string) {
+	out := *ds
+	out.units = map[[2]string][]*Unit{}
+	var left []string
+	for k, units := range ds.units {
+		for _, u := range units {
+			if u.AuditOK() {
+				out.units[k] = append(out.units[k], u)
+			} else {
+				left = append(left, fmt.Sprintf("%s %s (repetition %d)", k[0], k[1], u.Rep))
+			}
+		}
+	}
+	slices.Sort(left)
+	return &out, left
+}

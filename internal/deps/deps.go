@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/lease"
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -91,6 +92,9 @@ type Options struct {
 	// build cache .cache/; default: found upwards from the working
 	// directory.
 	Root string
+	// CPUs places every process of the instance, set-up programs
+	// included, on these cores (see proc.Spec.CPUs); nil: every core.
+	CPUs placement.CPUs
 }
 
 var defaultPorts proc.PortAllocator
@@ -312,6 +316,7 @@ type env struct {
 	ports  *proc.PortAllocator
 	binDir string
 	root   string
+	cpus   placement.CPUs
 }
 
 func newEnv(kind Kind, opts Options) *env {
@@ -323,6 +328,7 @@ func newEnv(kind Kind, opts Options) *env {
 		ports:  opts.Ports,
 		binDir: opts.BinDir,
 		root:   opts.Root,
+		cpus:   opts.CPUs,
 	}
 	if e.name == "" {
 		e.name = string(kind)
@@ -381,5 +387,6 @@ func (e *env) spec(program, path string, args ...string) proc.Spec {
 		Path:    path,
 		Args:    args,
 		LogPath: e.logPath(program),
+		CPUs:    e.cpus,
 	}
 }

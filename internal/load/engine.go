@@ -24,6 +24,7 @@ import (
 
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/pacer"
+	"github.com/msbench/msbench/internal/placement"
 )
 
 // Config describes one load. Exactly one model applies: the open model when
@@ -593,7 +594,11 @@ func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, windo
 			s.Successes, s.Requests, 100*s.SuccessRate, 100*e.cfg.MinSuccess))
 	}
 	s.GeneratorCPUS = cpu.Seconds()
-	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	// The cores msbench runs on now: fewer than the machine's when it was
+	// placed (msbench load --cpus, or a study's placement).
+	on := placement.Current()
+	s.GeneratorCPUs = on.String()
+	cores := float64(min(runtime.GOMAXPROCS(0), max(len(on), 1)))
 	if s.DurationS > 0 {
 		s.GeneratorCPUUtil = s.GeneratorCPUS / (s.DurationS * cores)
 	}

@@ -58,9 +58,14 @@ type Summary struct {
 	ServerTimingMalformed int64                   `json:"server_timing_malformed,omitempty"`
 	ServerTimingDropped   int64                   `json:"server_timing_dropped,omitempty"`
 
-	GeneratorCPUS    float64  `json:"generator_cpu_s"`
-	GeneratorCPUUtil float64  `json:"generator_cpu_utilization"`
-	Warnings         []string `json:"warnings"`
+	GeneratorCPUS float64 `json:"generator_cpu_s"`
+	// GeneratorCPUUtil is GeneratorCPUS over the duration times the cores
+	// the generator could use: GeneratorCPUs, or GOMAXPROCS if fewer.
+	GeneratorCPUUtil float64 `json:"generator_cpu_utilization"`
+	// GeneratorCPUs are the cores the generator ran on (its CPU affinity),
+	// e.g. "0" when msbench was placed on core 0.
+	GeneratorCPUs string   `json:"generator_cpus,omitempty"`
+	Warnings      []string `json:"warnings"`
 
 	// Histograms holds the HDR histograms (V2 compressed, base64, as HdrHistogram's Encode writes them) of
 	// latency, uncorrected latency and each Server-Timing metric, so that

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+
+	"github.com/msbench/msbench/internal/placement"
 )
 
 // The kernel delivers Pdeathsig when the *thread* that forked the child
@@ -12,9 +14,18 @@ import (
 // SIGKILL healthy children mid-run. So every fork happens on one goroutine
 // that locks its OS thread and never returns: that thread lives exactly as
 // long as msbench does. The cost is one parked thread.
+//
+// A child inherits the affinity of the thread that forked it, so the same
+// thread also places children: it sets its own affinity to the child's
+// cores just before the fork (Go cannot do so between fork and exec) and
+// back right after, and the child runs nowhere else from its first
+// instruction. The runtime never clones new threads from a thread locked
+// this way (it hands that to its template thread), so the setting never
+// spreads to other threads.
 
 type spawnRequest struct {
 	cmd  *exec.Cmd
+	cpus placement.CPUs // nil: every core msbench may use
 	done chan error
 }
 
@@ -26,19 +37,25 @@ var (
 func spawnLoop() {
 	runtime.LockOSThread() // never unlocked on purpose, see above
 	for req := range spawnCh {
-		req.done <- req.cmd.Start()
+		cpus := req.cpus
+		if cpus == nil {
+			// Not where msbench itself may be placed: the services'
+			// cores are not the generator's.
+			cpus = placement.Available()
+		}
+		req.done <- placement.OnThread(cpus, req.cmd.Start)
 	}
 }
 
 // startOnSpawner runs cmd.Start on the dedicated forking thread. It does not
 // take a context: once the request is queued the fork must be allowed to
 // finish, otherwise a started child could be lost without a Wait.
-func startOnSpawner(cmd *exec.Cmd) error {
+func startOnSpawner(cmd *exec.Cmd, cpus placement.CPUs) error {
 	spawnOnce.Do(func() {
 		spawnCh = make(chan spawnRequest)
 		go spawnLoop()
 	})
-	req := spawnRequest{cmd: cmd, done: make(chan error, 1)}
+	req := spawnRequest{cmd: cmd, cpus: cpus, done: make(chan error, 1)}
 	spawnCh <- req
 	return <-req.done
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/msbench/msbench/internal/placement"
 )
 
 // Spec describes one child process.
@@ -23,6 +25,11 @@ type Spec struct {
 	// User optionally runs the process as this system user (e.g. "postgres");
 	// uid, gid and supplementary groups come from os/user. Needs root.
 	User string
+	// CPUs places the process (and every process and thread it makes, which
+	// inherit it) on these cores: it is forked from a thread set to them,
+	// so it never runs elsewhere. Nil means every core msbench may use
+	// (placement.Available), whatever cores msbench itself runs on.
+	CPUs placement.CPUs
 }
 
 func (s Spec) validate() error {

@@ -19,7 +19,7 @@ const IndexFile = "index.html"
 // latest), the question, a link to its report, and one table of every
 // claim of every study with the published figure, ours with its interval
 // and n, and the verdict. It returns the page's path.
-func Index(root string) (string, error) {
+func Index(root string, opts Options) (string, error) {
 	dirs, err := filepath.Glob(filepath.Join(root, "*"))
 	if err != nil {
 		return "", err
@@ -60,7 +60,7 @@ func Index(root string) (string, error) {
 	fmt.Fprint(&b, "</table>\n<h2>Claims</h2>\n")
 	claimsTableHead(&b, true)
 	for _, ds := range studies {
-		_, judged := studySections(ds)
+		_, judged := studySections(ds, opts)
 		for _, c := range judged {
 			writeClaimRow(&b, ds.Study.Name, c)
 		}

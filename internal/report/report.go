@@ -19,13 +19,20 @@ import (
 	"github.com/msbench/msbench/internal/stats"
 )
 
+// Options change what a report judges.
+type Options struct {
+	// KeepFailedAudits judges claims on steps whose noise audit failed
+	// too; by default they are shown, flagged, and left out of verdicts.
+	KeepFailedAudits bool
+}
+
 // Write renders the report of the run in dir and returns the HTML path.
-func Write(dir string) (string, error) {
+func Write(dir string, opts Options) (string, error) {
 	ds, err := analysis.Load(dir)
 	if err != nil {
 		return "", err
 	}
-	sections, _ := studySections(ds)
+	sections, _ := studySections(ds, opts)
 	steps, err := stepSections(ds)
 	if err != nil {
 		return "", err
@@ -45,7 +52,7 @@ func Write(dir string) (string, error) {
 // studySections are the report's first part: what the run lacks, the
 // noise floor, the claims judged, and the study's own analysis; the
 // judged claims are returned apart for the index of all studies.
-func studySections(ds *analysis.Dataset) ([]analysis.Section, []claims.Result) {
+func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []claims.Result) {
 	var sections []analysis.Section
 	if len(ds.Missing) > 0 {
 		sections = append(sections, missingSection(ds))
@@ -62,7 +69,23 @@ func studySections(ds *analysis.Dataset) ([]analysis.Section, []claims.Result) {
 	}
 	var judged []claims.Result
 	if ds.Claims != nil {
-		sec := claimsSection(ds, res.Metrics, floor.share)
+		metrics, left := res.Metrics, []string(nil)
+		if passed, failed := ds.PassedAudits(); len(failed) > 0 && !opts.KeepFailedAudits {
+			// The sections show every step, flagged; the verdicts only
+			// those that measured the system rather than the machine.
+			left = failed
+			if a, ok := analysis.Lookup(ds.Study.Name); ok {
+				judgedOn, err := analyze(a, passed)
+				if err != nil {
+					judgedOn = analysis.Result{}
+				}
+				metrics = judgedOn.Metrics
+			}
+		}
+		sec := claimsSection(ds, metrics, floor.share)
+		if len(left) > 0 {
+			sec.Text = append(sec.Text, fmt.Sprintf("Left out of the verdicts because their noise audit failed (%d): %s. msbench report --keep-failed-audits judges them too.", len(left), strings.Join(left, ", ")))
+		}
 		sections, judged = append(sections, sec), sec.Claims
 	}
 	return append(sections, res.Sections...), judged
@@ -148,9 +171,10 @@ func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 	for _, st := range ds.Study.Load.Steps {
 		sec := analysis.Section{Title: "Step " + st.Name}
 		sec.Text = append(sec.Text, describeStep(ds, st.Name))
+		sec.Text = append(sec.Text, auditWarnings(ds, st.Name)...)
 		table := analysis.Table{
-			Caption: "Per variant, the median over repetitions (95% CI when there are several); latency from the intended send time.",
-			Header:  []string{"variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms"},
+			Caption: "Per variant, the median over repetitions (95% CI when there are several); latency from the intended send time." + auditCaption,
+			Header:  []string{"variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 		}
 		var boxGroups []plot.BoxGroup
 		thr := make([]plot.Series, len(series))
@@ -203,10 +227,12 @@ func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 // allStepsSection is one table of every step of every variant.
 func allStepsSection(ds *analysis.Dataset) analysis.Section {
 	t := analysis.Table{
-		Caption: "Every step, the median over repetitions (95% CI when there are several); latency from the intended send time.",
-		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms"},
+		Caption: "Every step, the median over repetitions (95% CI when there are several); latency from the intended send time." + auditCaption,
+		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 	}
+	var warnings []string
 	for _, st := range ds.Study.Load.Steps {
+		warnings = append(warnings, auditWarnings(ds, st.Name)...)
 		for _, v := range ds.Variants {
 			if units := ds.Units(v.Key(), st.Name); len(units) > 0 {
 				row, _, _ := variantRow(v.Key(), units)
@@ -214,7 +240,7 @@ func allStepsSection(ds *analysis.Dataset) analysis.Section {
 			}
 		}
 	}
-	return analysis.Section{Title: "All steps", Tables: []analysis.Table{t}}
+	return analysis.Section{Title: "All steps", Text: warnings, Tables: []analysis.Table{t}}
 }
 
 func seriesName(r string) string {
@@ -256,7 +282,7 @@ func variantRow(key string, units []*analysis.Unit) ([]string, float64, float64)
 		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P90 }), 3),
 		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }), 3),
 		analysis.Num(stats.Median(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })), 3),
-		analysis.WithCI(cpu, 3), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3)}
+		analysis.WithCI(cpu, 3), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3), auditCell(units)}
 	return row, stats.Median(tput), stats.Median(cpu)
 }
 
@@ -321,6 +347,9 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 		rows = append(rows, []string{"build " + k, p.Builds[k][:min(16, len(p.Builds[k]))]})
 	}
 	sec := analysis.Section{Title: "Provenance", Tables: []analysis.Table{{Header: []string{"what", "value"}, Rows: rows}}}
+	if p.Placement != nil {
+		sec.Tables = append(sec.Tables, placementTable(p.Placement))
+	}
 	if len(ds.State.Failed) > 0 {
 		t := analysis.Table{Caption: "Runs that failed (their logs are in logs/).", Header: []string{"run", "why"}}
 		for _, k := range slices.Sorted(maps.Keys(ds.State.Failed)) {

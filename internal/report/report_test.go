@@ -32,7 +32,7 @@ func TestReportOfARealRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	path, err := Write(dir)
+	path, err := Write(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestReportOfARealRun(t *testing.T) {
 	// The report of a run whose study lacks what its analysis reads (an
 	// old run, before an axis was added) says so instead of an empty part.
 	analysis.Register("tiny", needsMore{})
-	if path, err = Write(dir); err != nil {
+	if path, err = Write(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	page, _ = os.ReadFile(path)
@@ -95,7 +95,7 @@ func TestReportOfARealRun(t *testing.T) {
 	if err := os.WriteFile(rec, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if path, err = Write(dir); err != nil {
+	if path, err = Write(dir, Options{}); err != nil {
 		t.Fatalf("a run with a step file removed gets no report: %v", err)
 	}
 	page, _ = os.ReadFile(path)

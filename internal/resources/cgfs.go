@@ -16,23 +16,29 @@ import (
 
 // ctlPaths locates one cgroup in each controller's hierarchy. On v2, and on
 // v1 with co-mounted controllers, several fields are the same directory.
+// cpuset is "" where the machine offers no cpuset controller: it is the
+// one controller used only when present.
 type ctlPaths struct {
-	cpu, cpuacct, memory string
+	cpu, cpuacct, memory, cpuset string
 }
 
 func (p ctlPaths) join(elem string) ctlPaths {
-	return ctlPaths{
+	out := ctlPaths{
 		cpu:     filepath.Join(p.cpu, elem),
 		cpuacct: filepath.Join(p.cpuacct, elem),
 		memory:  filepath.Join(p.memory, elem),
 	}
+	if p.cpuset != "" {
+		out.cpuset = filepath.Join(p.cpuset, elem)
+	}
+	return out
 }
 
 // dirs lists the distinct directories, each once.
 func (p ctlPaths) dirs() []string {
 	out := []string{p.cpu}
-	for _, d := range []string{p.cpuacct, p.memory} {
-		if !slices.Contains(out, d) {
+	for _, d := range []string{p.cpuacct, p.memory, p.cpuset} {
+		if d != "" && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}

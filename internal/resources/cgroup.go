@@ -57,6 +57,8 @@ func newCgroupAccountant(ops cgroupOps, roots ctlPaths, runID string) (*cgroupAc
 
 func (a *cgroupAccountant) Method() string { return a.ops.method() }
 
+func (a *cgroupAccountant) Cpuset() bool { return a.run.cpuset != "" }
+
 func (a *cgroupAccountant) Track(name string, pid int, limits Limits) (Tracked, error) {
 	t, err := a.track(name, pid, limits)
 	if err != nil {

@@ -83,7 +83,7 @@ func parseMountinfo(r io.Reader) (Detection, error) {
 // isV1Controller filters the super options of a v1 mount down to the
 // controllers this package uses.
 func isV1Controller(opt string) bool {
-	return opt == "cpu" || opt == "cpuacct" || opt == "memory"
+	return opt == "cpu" || opt == "cpuacct" || opt == "memory" || opt == "cpuset"
 }
 
 // unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
@@ -128,7 +128,11 @@ func (d Detection) v2Roots() (ctlPaths, error) {
 		return ctlPaths{}, fmt.Errorf("cgroup2 at %s lacks controllers %s (has %q)",
 			d.V2Root, strings.Join(missing, ", "), strings.Join(d.V2Controllers, " "))
 	}
-	return ctlPaths{cpu: d.V2Root, cpuacct: d.V2Root, memory: d.V2Root}, nil
+	p := ctlPaths{cpu: d.V2Root, cpuacct: d.V2Root, memory: d.V2Root}
+	if len(d.missing(d.V2Controllers, "cpuset")) == 0 {
+		p.cpuset = d.V2Root
+	}
+	return p, nil
 }
 
 // v1Roots says where cgroup-v1 accounting would live, or why it cannot.
@@ -140,7 +144,11 @@ func (d Detection) v1Roots() (ctlPaths, error) {
 	if missing := d.missing(mounted, "cpu", "cpuacct", "memory"); len(missing) > 0 {
 		return ctlPaths{}, fmt.Errorf("cgroup v1 lacks controllers %s", strings.Join(missing, ", "))
 	}
-	return ctlPaths{cpu: d.V1["cpu"], cpuacct: d.V1["cpuacct"], memory: d.V1["memory"]}, nil
+	p := ctlPaths{cpu: d.V1["cpu"], cpuacct: d.V1["cpuacct"], memory: d.V1["memory"]}
+	if len(d.missing(mounted, "cpuset")) == 0 {
+		p.cpuset = d.V1["cpuset"]
+	}
+	return p, nil
 }
 
 // missing lists the wanted controllers that are not in have or disabled.
@@ -157,7 +165,7 @@ func (d Detection) missing(have []string, want ...string) []string {
 // String summarises the layout for logs and provenance.
 func (d Detection) String() string {
 	var parts []string
-	for _, c := range []string{"cpu", "cpuacct", "memory"} {
+	for _, c := range []string{"cpu", "cpuacct", "memory", "cpuset"} {
 		if mp, ok := d.V1[c]; ok {
 			parts = append(parts, fmt.Sprintf("v1 %s at %s", c, mp))
 		}

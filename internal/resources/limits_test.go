@@ -34,7 +34,7 @@ func TestSetLimitsWritesKernelFormat(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := tt.ops.setLimits(ctlPaths{dir, dir, dir}, tt.limits); err != nil {
+			if err := tt.ops.setLimits(ctlPaths{cpu: dir, cpuacct: dir, memory: dir}, tt.limits); err != nil {
 				t.Fatal(err)
 			}
 			for _, f := range files {
@@ -73,7 +73,7 @@ func TestReadCPUFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, s, err := tt.ops.readCPU(ctlPaths{dir, dir, dir})
+			u, s, err := tt.ops.readCPU(ctlPaths{cpu: dir, cpuacct: dir, memory: dir})
 			if err != nil || u != tt.user || s != tt.sys {
 				t.Errorf("got %v %v %v, want %v %v", u, s, err, tt.user, tt.sys)
 			}

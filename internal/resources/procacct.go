@@ -31,6 +31,9 @@ func newProcAccountant() *procAccountant {
 
 func (a *procAccountant) Method() string { return MethodProc }
 
+// Cpuset is false: without cgroups a placement is CPU affinity only.
+func (a *procAccountant) Cpuset() bool { return false }
+
 func (a *procAccountant) snapshot() ([]procfs.Stat, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

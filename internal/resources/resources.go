@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/msbench/msbench/internal/placement"
 )
 
 // Method names, recorded in results as provenance.
@@ -23,9 +25,15 @@ var ErrLimitsUnsupported = errors.New("resource limits cannot be enforced")
 type Limits struct {
 	CPUs        float64 // 1.5 = 150% of one core
 	MemoryBytes int64
+	// CPUSet places the service on these cores through the cgroup cpuset
+	// controller where the accountant has one (Accountant.Cpuset). It is
+	// not a cap that Track refuses without cgroups: the caller places the
+	// process by CPU affinity anyway (proc.Spec.CPUs), and the cpuset only
+	// keeps it there. Nil: every core the parent cgroup has.
+	CPUSet placement.CPUs
 }
 
-// IsZero reports whether no cap is asked for.
+// IsZero reports whether no cap is asked for (a placement is no cap).
 func (l Limits) IsZero() bool { return l.CPUs == 0 && l.MemoryBytes == 0 }
 
 func (l Limits) validate() error {
@@ -54,6 +62,9 @@ type Accountant interface {
 	// Track starts accounting pid (and its descendants) as service name,
 	// applying limits. Names must be unique within a run.
 	Track(name string, pid int, limits Limits) (Tracked, error)
+	// Cpuset reports whether Track keeps each service on its
+	// Limits.CPUSet through a cgroup cpuset (placement.MethodCpuset).
+	Cpuset() bool
 	// Cleanup closes what is still tracked and removes the run's cgroups.
 	Cleanup() error
 }

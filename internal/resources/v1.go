@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc/procfs"
 )
 
@@ -15,9 +17,44 @@ type v1Ops struct{}
 
 func (v1Ops) method() string { return MethodCgroupV1 }
 
-func (v1Ops) prepareRun(ctlPaths) error { return nil }
+// prepareRun gives the run's cpuset the cores and memory nodes of its
+// parent: a v1 cpuset starts empty, and neither a process nor a child
+// cpuset can join an empty one.
+func (v1Ops) prepareRun(run ctlPaths) error {
+	if run.cpuset == "" {
+		return nil
+	}
+	return v1Cpuset(run.cpuset, nil)
+}
+
+// v1Cpuset sets a v1 cpuset to cpus (nil: its parent's cores) and its
+// parent's memory nodes.
+func v1Cpuset(dir string, cpus placement.CPUs) error {
+	parent := filepath.Dir(dir)
+	mems, err := os.ReadFile(filepath.Join(parent, "cpuset.mems"))
+	if err != nil {
+		return err
+	}
+	value := cpus.String()
+	if cpus == nil {
+		b, err := os.ReadFile(filepath.Join(parent, "cpuset.cpus"))
+		if err != nil {
+			return err
+		}
+		value = strings.TrimSpace(string(b))
+	}
+	if err := writeFile(filepath.Join(dir, "cpuset.cpus"), value); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "cpuset.mems"), strings.TrimSpace(string(mems)))
+}
 
 func (v1Ops) setLimits(svc ctlPaths, l Limits) error {
+	if svc.cpuset != "" {
+		if err := v1Cpuset(svc.cpuset, l.CPUSet); err != nil {
+			return err
+		}
+	}
 	if l.CPUs > 0 {
 		q, err := cfsQuotaUS(l.CPUs)
 		if err != nil {

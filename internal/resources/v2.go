@@ -21,8 +21,12 @@ func (v2Ops) method() string { return MethodCgroupV2 }
 // from there to the service cgroups: v2 only offers a controller's files in
 // a cgroup whose parent lists it in cgroup.subtree_control.
 func (v2Ops) prepareRun(run ctlPaths) error {
+	names := []string{"cpu", "memory"}
+	if run.cpuset != "" {
+		names = append(names, "cpuset")
+	}
 	for _, dir := range []string{filepath.Dir(run.cpu), run.cpu} {
-		if err := enableControllers(dir, "cpu", "memory"); err != nil {
+		if err := enableControllers(dir, names...); err != nil {
 			return err
 		}
 	}
@@ -49,6 +53,12 @@ func enableControllers(dir string, names ...string) error {
 }
 
 func (v2Ops) setLimits(svc ctlPaths, l Limits) error {
+	// An empty cpuset.cpus means the parent's cores.
+	if svc.cpuset != "" && l.CPUSet != nil {
+		if err := writeFile(filepath.Join(svc.cpuset, "cpuset.cpus"), l.CPUSet.String()); err != nil {
+			return err
+		}
+	}
 	if l.CPUs > 0 {
 		q, err := cfsQuotaUS(l.CPUs)
 		if err != nil {

@@ -26,7 +26,7 @@ func TestV2OnBareUnifiedHierarchy(t *testing.T) {
 		t.Skip("no cgroup2 mount")
 	}
 	dir := filepath.Join(d.V2Root, fmt.Sprintf("msbench-test%d-bare", os.Getpid()))
-	svc := ctlPaths{dir, dir, dir}
+	svc := ctlPaths{cpu: dir, cpuacct: dir, memory: dir}
 	if err := mkdirs(svc.dirs()); err != nil {
 		t.Fatal(err)
 	}

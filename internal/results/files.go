@@ -46,6 +46,7 @@ const (
 	eventsFile     jsonFile[[]EventRecord]   = "events.json"
 	collectedFile  jsonFile[Collected]       = "collected.json"
 	startupFile    jsonFile[Startup]         = "startup.json"
+	auditFile      jsonFile[Audit]           = "audit.json"
 	provenanceFile jsonFile[Provenance]      = "provenance.json"
 	resolvedFile   jsonFile[study.Study]     = "study.resolved.json"
 	stateFile      jsonFile[State]           = "state.json"
@@ -86,6 +87,10 @@ func (d StepDir) RecordsPath() string                   { return filepath.Join(s
 func (d StepDir) ReadRecords() ([]records.Row, error)   { return records.Read(d.RecordsPath()) }
 func (d StepDir) ReadWarmup() (*metrics.Summary, error) { return warmupFile.readOptional(string(d)) }
 func (d StepDir) CountRecords() (int64, error)          { return records.Count(d.RecordsPath()) }
+func (d StepDir) WriteAudit(a Audit) error              { return auditFile.write(string(d), a) }
+
+// ReadAudit returns nil for a step measured before msbench audited steps.
+func (d StepDir) ReadAudit() (*Audit, error) { return auditFile.readOptional(string(d)) }
 
 // CreateRecords starts the step's records file; see records.Create.
 func (d StepDir) CreateRecords(names *metrics.Names, targets []string) (*records.Writer, error) {

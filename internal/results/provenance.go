@@ -41,6 +41,40 @@ type Provenance struct {
 	// Order lists, per repetition, the variant keys in the order they ran
 	// (an A/A twin as KEY@aa).
 	Order [][]string `json:"order,omitempty"`
+	// Placement is which cores the generator and each service and
+	// dependency were given; nil in runs made before placement.
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// What a run's placement came from.
+const (
+	PlacementDefault = "default" // the study gives none: generator on the first core, the rest on the others
+	PlacementNone    = "none"    // placement: none
+	PlacementStudy   = "study"   // the study's placement:, the default where it says nothing
+)
+
+// Placement is the cores of a run's processes.
+type Placement struct {
+	Asked     string          `json:"asked"`          // PlacementDefault, PlacementNone or PlacementStudy
+	Available string          `json:"available_cpus"` // the cores msbench could use, e.g. "0-1"
+	Processes []PlacedProcess `json:"processes"`
+}
+
+// PlacedProcess is where one process (the first of a service's replicas
+// or of a dependency's processes) was placed.
+type PlacedProcess struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"` // generator (msbench itself), service or dependency
+	// Asked is the study's value ("0-1", "all"); "" where it gave none.
+	Asked string `json:"asked"`
+	// CPUs is where the process was to go, "" for every core (not placed).
+	CPUs string `json:"cpus"`
+	// Applied is where the kernel let it run once started: its
+	// Cpus_allowed_list.
+	Applied string `json:"applied"`
+	// Method is cpuset (a cgroup cpuset, and CPU affinity from the fork
+	// on), affinity (sched_setaffinity on every thread) or none.
+	Method string `json:"method"`
 }
 
 // Machine fills in what describes this machine and this msbench.

@@ -14,6 +14,22 @@ type Startup struct {
 	// its first successful request.
 	FirstSuccessS float64        `json:"first_success_s,omitempty"`
 	FirstRequests []FirstRequest `json:"first_requests"`
+	// Links are the emulated network links the variant ran with.
+	Links []LinkSetting `json:"links,omitempty"`
+}
+
+// LinkSetting is one emulated link of a variant (study links:): its
+// settings as resolved for the variant, and its proxies, one per instance
+// of To.
+type LinkSetting struct {
+	Name         string   `json:"name"` // FROM>TO
+	From         string   `json:"from"`
+	To           string   `json:"to"`
+	LatencyMs    float64  `json:"latency_ms"` // one way
+	JitterMs     float64  `json:"jitter_ms,omitempty"`
+	BandwidthBps int64    `json:"bandwidth_bps,omitempty"` // each way; 0 for no limit
+	Listen       []string `json:"listen"`                  // the proxies' addresses
+	Upstream     []string `json:"upstream"`                // what they forward to
 }
 
 // InstanceStartup is one service instance's time from start to ready.

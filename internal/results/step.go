@@ -9,6 +9,7 @@ type EventRecord struct {
 	DoneS     float64           `json:"done_s"` // when it finished
 	Action    string            `json:"action"`
 	Target    string            `json:"target,omitempty"`
+	Fault     string            `json:"fault,omitempty"` // of a link event: reset, timeout, slow_close, none
 	Status    int               `json:"status,omitempty"`
 	LatencyMs float64           `json:"latency_ms,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`

@@ -21,9 +21,9 @@ func runEvents(ctx context.Context, events []*study.Event, dep *deployment, base
 		select {
 		case <-time.After(time.Until(start.Add(ev.At))):
 		case <-ctx.Done():
-			return append(out, results.EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target, Error: "not done: the load ended first"})
+			return append(out, results.EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target, Fault: ev.Fault, Error: "not done: the load ended first"})
 		}
-		rec := results.EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target}
+		rec := results.EventRecord{AtS: ev.At.Seconds(), Action: ev.Action, Target: ev.Target, Fault: ev.Fault}
 		began := time.Now()
 		var err error
 		if ev.Action == "request" {
@@ -67,8 +67,12 @@ func eventRequest(ctx context.Context, t *study.Target, dep *deployment, baseURL
 	return resp.StatusCode, headers, err
 }
 
-// fault kills, pauses, resumes or restarts a service or dependency.
+// fault kills, pauses, resumes or restarts a service or dependency, or
+// injects a fault into a link.
 func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
+	if ev.Action == "link" {
+		return dep.linkFault(ev)
+	}
 	targets := dep.instancesOf(ev.Target)
 	if ev.Action == "restart" {
 		d := dep.dependency(ev.Target)

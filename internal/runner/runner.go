@@ -19,6 +19,7 @@ import (
 	"github.com/msbench/msbench/internal/build"
 	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/lease"
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
@@ -60,6 +61,7 @@ type runner struct {
 	tmp    string
 	start  time.Time
 	order  [][]study.Variant // per repetition, from 1
+	place  *cpuPlan
 }
 
 // Run carries out the study and returns the run directory, which holds
@@ -74,7 +76,16 @@ func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 	if err := r.buildAll(ctx); err != nil {
 		return dir, err
 	}
-	err := r.measureAll(ctx)
+	// Placed once the builds are done, which use every core.
+	unplace, err := r.place.placeSelf()
+	if err != nil {
+		return dir, err
+	}
+	err = r.measureAll(ctx)
+	if uerr := unplace(); uerr != nil {
+		r.logf("warning: %v", uerr)
+	}
+	r.prov.Placement = r.place.provenance()
 	r.prov.EndedAt = time.Now()
 	r.prov.Interrupted = errors.Is(err, ErrInterrupted)
 	if perr := r.run.WriteProvenance(r.prov); perr != nil {
@@ -136,10 +147,14 @@ func (r *runner) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.place, err = planPlacement(r.study, placement.Available(), false); err != nil {
+		return err
+	}
 	r.acct, err = resources.New(filepath.Base(r.run.Dir))
 	if err != nil {
 		return fmt.Errorf("resource accounting: %w", err)
 	}
+	r.place.cpuset = r.acct.Cpuset()
 	r.prov.ResourceMethod = r.acct.Method()
 	if r.tmp, err = newTempRoot(); err != nil {
 		return err
@@ -153,6 +168,10 @@ func (r *runner) open(ctx context.Context) error {
 		r.study.Name, orNone(r.study.Profile), len(r.study.Matrix()), twin, len(r.study.Load.Steps), r.study.Repetitions, r.run.Dir)
 	r.logf("order: %s", how)
 	r.logf("resource accounting: %s", r.acct.Method())
+	r.logf("placement: %s", r.place)
+	for _, w := range r.place.warnings {
+		r.logf("warning: placement: %s", w)
+	}
 	return r.run.WriteProvenance(r.prov)
 }
 
@@ -342,12 +361,11 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 				return err
 			}
 		}
-		target := dep.instance(r.study.Load.Service)
 		m := &measurement{
 			step:    st,
 			label:   fmt.Sprintf("  %s [%d/%d]", st.Name, i+1, len(r.study.Load.Steps)),
 			dir:     r.run.StepDir(rep, v.Key(), st.Name),
-			baseURL: "http://" + target.addr,
+			baseURL: "http://" + dep.loadAddr(r.study.Load.Service),
 			service: r.study.Load.Service,
 			dep:     dep,
 			method:  r.acct.Method(),
@@ -386,6 +404,7 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 		acct:     r.acct,
 		tmpRoot:  r.tmp,
 		progress: r.logf,
+		place:    r.place,
 	})
 	if err != nil {
 		return nil, err
@@ -395,7 +414,7 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 	}
 	r.logf("  ready in %.2fs", time.Since(started).Seconds())
 	target := dep.instance(r.study.Load.Service)
-	base := "http://" + target.addr
+	base := "http://" + dep.loadAddr(r.study.Load.Service)
 	var log *results.FirstRequests
 	if first {
 		log = &results.FirstRequests{}
@@ -419,7 +438,7 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 // saveStartup writes how long each instance took to become ready and the
 // first requests the load's service answered, with their latencies.
 func (r *runner) saveStartup(rep int, v study.Variant, dep *deployment, target *instance, first *results.FirstRequests) error {
-	st := results.Startup{FirstRequests: first.Requests}
+	st := results.Startup{FirstRequests: first.Requests, Links: dep.linkSettings()}
 	for _, in := range dep.instances {
 		if in.dep {
 			continue

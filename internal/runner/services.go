@@ -48,6 +48,7 @@ type deployment struct {
 	sampler   *resources.Sampler
 	stopSamp  context.CancelFunc
 	warnings  []string
+	links     []*edge // emulated network links, started before the services
 }
 
 type deployConfig struct {
@@ -59,6 +60,7 @@ type deployConfig struct {
 	acct     resources.Accountant
 	tmpRoot  string
 	progress func(format string, args ...any)
+	place    *cpuPlan // nil: nothing placed
 }
 
 // deploy starts every service of the study for one variant and waits until
@@ -120,9 +122,12 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 			return d, fmt.Errorf("deploy: variant value %s: %w", k, err)
 		}
 	}
+	if err := d.startLinks(c, values, addrs); err != nil {
+		return d, err
+	}
 	for _, svc := range c.study.StartOrder() {
 		for r, addr := range addrs[svc.Name] {
-			inst, err := d.start(ctx, c, svc, r, addr, values)
+			inst, err := d.start(ctx, c, svc, r, addr, d.linkValues(c, svc.Name, values))
 			if err != nil {
 				return d, err
 			}
@@ -177,13 +182,14 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 		Dir:     dir,
 		LogPath: filepath.Join(c.logDir, name+".log"),
 		User:    svc.User,
+		CPUs:    c.place.service(svc.Name),
 	})
 	if err != nil {
 		return nil, err
 	}
 	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started}
 	d.instances = append(d.instances, inst)
-	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes}
+	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes, CPUSet: c.place.service(svc.Name)}
 	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {
 		// A process gone before it could be accounted is a failed start,
 		// and its log says why; give the reaper a moment to notice.
@@ -194,6 +200,7 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 			return nil, fmt.Errorf("start %s: %w", name, err)
 		}
 	}
+	c.place.started(placedService, svc.Name, p.Pid())
 	check, err := readiness(svc.Ready, values)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -218,6 +225,7 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 		LogDir: c.logDir,
 		Ports:  c.ports,
 		Root:   c.values["root"],
+		CPUs:   c.place.dependency(dep.Name),
 	})
 	if err != nil {
 		return fmt.Errorf("dependency %s: %w", dep.Name, err)
@@ -227,7 +235,7 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 	for k, v := range in.Values {
 		values["dep."+dep.Name+"."+k] = v
 	}
-	limits := resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes}
+	limits := resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes, CPUSet: c.place.dependency(dep.Name)}
 	for i, p := range in.Processes() {
 		name := dep.Name
 		if i > 0 {
@@ -236,6 +244,9 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 		tracked, err := d.track(c.acct, name, p.Pid(), limits)
 		if err != nil {
 			return err
+		}
+		if i == 0 {
+			c.place.started(placedDependency, dep.Name, p.Pid())
 		}
 		d.instances = append(d.instances, &instance{name: name, service: dep.Name, addr: in.Addr, proc: p, tracked: tracked, dep: true})
 	}
@@ -248,7 +259,7 @@ func (d *deployment) track(acct resources.Accountant, name string, pid int, limi
 	tracked, err := acct.Track(name, pid, limits)
 	if errors.Is(err, resources.ErrLimitsUnsupported) {
 		d.warnings = append(d.warnings, fmt.Sprintf("%s: limits not enforced: %v", name, err))
-		tracked, err = acct.Track(name, pid, resources.Limits{})
+		tracked, err = acct.Track(name, pid, resources.Limits{CPUSet: limits.CPUSet})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("account resources of %s: %w", name, err)
@@ -302,6 +313,7 @@ func (d *deployment) stop() error {
 	} else {
 		err = d.group.StopAll(context.Background(), stopGrace)
 	}
+	err = errors.Join(err, d.stopLinks())
 	// The services that used them are gone: the dependencies stop
 	// together, bounded by the slowest rather than their sum.
 	depErrs := make([]error, len(d.deps))

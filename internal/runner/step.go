@@ -61,6 +61,7 @@ func (m *measurement) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	mark := markNoise(m.dep)
 	epoch := m.dep.sampler.Epoch()
 	if _, err := sendHooks(ctx, m.step.Before, m.dep, m.service); err != nil {
 		return err
@@ -99,6 +100,7 @@ func (m *measurement) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	endMark := markNoise(m.dep)
 	res := results.StepResources{Method: m.method}
 	for i, in := range m.dep.instances {
 		u := results.ServiceUsage{
@@ -121,6 +123,14 @@ func (m *measurement) run(ctx context.Context) error {
 	if err := m.dir.WriteResources(res); err != nil {
 		return err
 	}
+	aud, err := audit(mark, endMark, summary, res)
+	if err != nil {
+		return err
+	}
+	if err := m.dir.WriteAudit(aud); err != nil {
+		return err
+	}
+	invalidate(&summary, aud)
 	if err := m.dir.WriteSummary(summary); err != nil {
 		return err
 	}

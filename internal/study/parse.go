@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/placeholder"
 	"gopkg.in/yaml.v3"
@@ -84,7 +85,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	s := &Study{File: file, Repetitions: 1}
 	var profiles, aa *yaml.Node
 	present := map[string]bool{}
-	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles") {
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles", "placement", "links") {
 		present[e.key] = true
 		switch e.key {
 		case "aa":
@@ -118,6 +119,10 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Repetitions = int(d.integer(e.value, "repetitions", 1))
 		case "profiles":
 			profiles = e.value
+		case "placement":
+			s.Placement = d.placement(e.value)
+		case "links":
+			s.Links = d.links(e.value)
 		}
 	}
 	for _, req := range []string{"study", "services", "load"} {
@@ -546,20 +551,24 @@ func (d *decoder) hooks(n *yaml.Node, field string) []*Target {
 	return out
 }
 
-var eventActions = []string{"request", "kill", "restart", "pause", "resume"}
+var eventActions = []string{"request", "kill", "restart", "pause", "resume", "link"}
 
 // events reads a step's timeline: {at: 5s, kill: db}, {at: 2s, request: {…}}.
 func (d *decoder) events(n *yaml.Node, field string) []*Event {
 	var out []*Event
 	for i, en := range d.sequence(n, field) {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		ev := &Event{}
-		for _, e := range d.mapping(en, f, append([]string{"at"}, eventActions...)...) {
+		ev := &Event{line: en.Line}
+		for _, e := range d.mapping(en, f, append([]string{"at", "fault", "delay"}, eventActions...)...) {
 			switch e.key {
 			case "at":
 				ev.At = d.duration(e.value, join(f, "at"))
 			case "request":
 				ev.Action, ev.Request = "request", d.target(e.value, join(f, "request"), loadTarget)
+			case "fault":
+				ev.Fault = d.oneOf(e.value, join(f, "fault"), links.Faults...)
+			case "delay":
+				ev.Delay = d.duration(e.value, join(f, "delay"))
 			default:
 				if ev.Action != "" {
 					d.errorf(e.keyN, join(f, e.key), "one action per event")
@@ -570,6 +579,7 @@ func (d *decoder) events(n *yaml.Node, field string) []*Event {
 		if ev.Action == "" || ev.At == 0 {
 			d.errorf(en, f, "an event needs at and one of %s", strings.Join(eventActions, ", "))
 		}
+		d.linkEvent(en, f, ev)
 		out = append(out, ev)
 	}
 	return out
@@ -816,7 +826,9 @@ func (d *decoder) check(s *Study) {
 			}
 		}
 		for _, ev := range st.Events {
-			if ev.Action != "request" && s.Service(ev.Target) == nil && s.Dependency(ev.Target) == nil {
+			if ev.Action == "link" {
+				d.checkLinkEvent(s, ev, f)
+			} else if ev.Action != "request" && s.Service(ev.Target) == nil && s.Dependency(ev.Target) == nil {
 				d.errorf(nil, f, "event %s: no service or dependency named %q", ev.Action, ev.Target)
 			}
 		}
@@ -848,6 +860,8 @@ func (d *decoder) check(s *Study) {
 		seen[t.Name] = true
 	}
 	d.checkPlaceholders(s)
+	d.checkPlacement(s)
+	d.checkLinks(s)
 }
 
 // problem explains why a step cannot run, or returns "": the load is

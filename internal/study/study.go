@@ -21,6 +21,8 @@ type Study struct {
 	Variants    []Axis    // the matrix; each combination is one variant
 	Setup       []*Target // requests sent once per variant before the load, capturing values
 	Load        Plan
+	Placement   *Placement // cores of the generator, services, dependencies; nil: the default
+	Links       []*Link    // emulated network links between services, dependencies and the generator
 	Repetitions int
 	// AA is the key of the variant measured twice in every repetition, as
 	// two independent deployments, so that the report can tell how far
@@ -140,9 +142,14 @@ type Step struct {
 // Event is one thing done at a moment of a step's load.
 type Event struct {
 	At      time.Duration
-	Action  string  // request, kill, restart, pause, resume
-	Target  string  // the service or dependency acted on
+	Action  string  // request, kill, restart, pause, resume, link
+	Target  string  // the service or dependency acted on; for link, the link FROM>TO
 	Request *Target // for Action request; sent to the load's service
+	// Fault (Action link) is a links.Fault: reset, timeout, slow_close,
+	// or none to clear; Delay is how long slow_close holds a close.
+	Fault string
+	Delay time.Duration
+	line  int
 }
 
 // Warmup is load sent and summarised apart before the step is measured.

@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/msbench/msbench/internal/links"
+	"github.com/msbench/msbench/internal/placeholder"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// edge is one emulated link of a deployment: a proxy in front of every
+// instance of the link's To (one per replica; one for a dependency).
+type edge struct {
+	link    *study.Link
+	spec    links.Spec
+	real    []string // the addresses the proxies forward to
+	proxies []*links.Proxy
+}
+
+// addrs lists the proxies' addresses, in replica order.
+func (e *edge) addrs() []string {
+	out := make([]string, len(e.proxies))
+	for i, p := range e.proxies {
+		out[i] = p.Addr()
+	}
+	return out
+}
+
+// linkPortTries bounds the ports tried for one proxy: a port the
+// allocator found free may be taken by another process before the proxy
+// binds it.
+const linkPortTries = 5
+
+// startLinks starts a proxy for every link of the study, with the
+// variant's settings, before the services that will be told to use them;
+// addrs are the services' chosen addresses, and the dependencies run.
+func (d *deployment) startLinks(c deployConfig, values map[string]string, addrs map[string][]string) error {
+	for _, l := range c.study.Links {
+		spec, err := l.Spec(values)
+		if err != nil {
+			return fmt.Errorf("deploy: %w", err)
+		}
+		e := &edge{link: l, spec: spec, real: addrs[l.To]}
+		if dep := d.dependency(l.To); dep != nil {
+			e.real = []string{dep.Addr}
+		}
+		d.links = append(d.links, e)
+		for i, upstream := range e.real {
+			name := l.Name()
+			if i > 0 {
+				name += "-" + strconv.Itoa(i)
+			}
+			p, err := startProxy(c, name, upstream, spec)
+			if err != nil {
+				return fmt.Errorf("deploy: %w", err)
+			}
+			e.proxies = append(e.proxies, p)
+		}
+		c.progress("  link %s (%s) on %s", l.Name(), spec, strings.Join(e.addrs(), ","))
+	}
+	return nil
+}
+
+func startProxy(c deployConfig, name, upstream string, spec links.Spec) (*links.Proxy, error) {
+	var err error
+	for range linkPortTries {
+		var port int
+		if port, err = c.ports.Next(); err != nil {
+			return nil, fmt.Errorf("link %s: %w", name, err)
+		}
+		var p *links.Proxy
+		if p, err = links.Start(name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), upstream, spec); err == nil {
+			return p, nil
+		}
+	}
+	return nil, err
+}
+
+// linkValues returns the placeholders as service sees them: where a link
+// leads from it, {service.TO.addr|addrs|port} and {dep.TO.KEY} name the
+// link's proxies instead (a dependency's url and dsn with the proxy's
+// host:port), and so do axis attributes that name them.
+func (d *deployment) linkValues(c deployConfig, service string, shared map[string]string) map[string]string {
+	var out map[string]string
+	for _, e := range d.links {
+		if e.link.From != service {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(shared)
+		}
+		proxies := e.addrs()
+		if dep := d.dependency(e.link.To); dep != nil {
+			_, port, _ := net.SplitHostPort(proxies[0])
+			for k, v := range dep.Values {
+				if k == "port" {
+					v = port
+				} else {
+					v = strings.ReplaceAll(v, dep.Addr, proxies[0])
+				}
+				out["dep."+e.link.To+"."+k] = v
+			}
+			continue
+		}
+		prefix := "service." + e.link.To + "."
+		out[prefix+"addr"] = proxies[0]
+		out[prefix+"addrs"] = strings.Join(proxies, ",")
+		_, out[prefix+"port"], _ = net.SplitHostPort(proxies[0])
+	}
+	if out == nil {
+		return shared
+	}
+	for k, v := range c.study.Placeholders(c.variant) {
+		if x, err := placeholder.Expand(v, out); err == nil {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// loadAddr is where the load's requests to service go: through the
+// generator's link when the study has one.
+func (d *deployment) loadAddr(service string) string {
+	for _, e := range d.links {
+		if e.link.From == study.Generator && e.link.To == service {
+			return e.proxies[0].Addr()
+		}
+	}
+	return d.instance(service).addr
+}
+
+// linkFault injects an event's fault into every proxy of its link, or
+// clears it.
+func (d *deployment) linkFault(ev *study.Event) error {
+	for _, e := range d.links {
+		if e.link.Name() != ev.Target {
+			continue
+		}
+		var errs []error
+		for _, p := range e.proxies {
+			errs = append(errs, p.SetFault(links.Fault(ev.Fault), ev.Delay))
+		}
+		return errors.Join(errs...)
+	}
+	return fmt.Errorf("no link %s", ev.Target)
+}
+
+// stopLinks closes every proxy and its connections.
+func (d *deployment) stopLinks() error {
+	var errs []error
+	for _, e := range d.links {
+		for _, p := range e.proxies {
+			errs = append(errs, p.Stop())
+		}
+	}
+	d.links = nil
+	return errors.Join(errs...)
+}
+
+// linkSettings describes the deployment's links for startup.json.
+func (d *deployment) linkSettings() []results.LinkSetting {
+	var out []results.LinkSetting
+	for _, e := range d.links {
+		out = append(out, results.LinkSetting{
+			Name:         e.link.Name(),
+			From:         e.link.From,
+			To:           e.link.To,
+			LatencyMs:    float64(e.spec.Latency.Nanoseconds()) / 1e6,
+			JitterMs:     float64(e.spec.Jitter.Nanoseconds()) / 1e6,
+			BandwidthBps: e.spec.Bandwidth,
+			Listen:       e.addrs(),
+			Upstream:     e.real,
+		})
+	}
+	return out
+}

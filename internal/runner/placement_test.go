@@ -1,0 +1,351 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/placement"
+	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/proc/procfs"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// placedProcess is a process seen while a run's services were up.
+type placedProcess struct {
+	comm    string
+	threads []string // Cpus_allowed_list of every thread
+}
+
+// snapshot lists the test process's children and where each of their
+// threads may run, and where the test process (the generator) runs.
+func snapshot() (self string, children map[int]placedProcess) {
+	children = map[int]placedProcess{}
+	got, _ := placement.Allowed(os.Getpid())
+	self = got.String()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil || !strings.Contains(string(status), "\nPPid:\t"+strconv.Itoa(os.Getpid())+"\n") {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		p := placedProcess{comm: strings.TrimSpace(string(comm))}
+		tasks, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "task"))
+		for _, task := range tasks {
+			tid, _ := strconv.Atoi(task.Name())
+			if c, err := placement.Allowed(tid); err == nil {
+				p.threads = append(p.threads, c.String())
+			}
+		}
+		children[pid] = p
+	}
+	return self, children
+}
+
+// snapshotAt takes a snapshot when the run logs that its services are
+// ready, i.e. while they run.
+type snapshotAt struct {
+	w        bytes.Buffer
+	mu       sync.Mutex
+	self     string
+	children map[int]placedProcess
+}
+
+func (s *snapshotAt) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bytes.Contains(p, []byte("ready in")) && s.children == nil {
+		s.self, s.children = snapshot()
+	}
+	return s.w.Write(p)
+}
+
+// The study's placement puts the generator (this test process) on core 0
+// and a service, a service the placement does not name, and a dependency
+// on core 1, limits and all, as /proc/PID/status shows while they run;
+// provenance.json records asked and applied, and the test process gets
+// its cores back.
+func TestPlacementOfGeneratorServicesAndDependency(t *testing.T) {
+	if len(placement.Available()) < 2 || !placement.Available().Contains(1) {
+		t.Skip("needs cores 0 and 1")
+	}
+	before := placement.Current()
+	s, err := study.Load("testdata/placed.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &snapshotAt{}
+	dir, err := Run(context.Background(), s, testOptions(t, log))
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.w.String())
+	}
+	if log.self != "0" {
+		t.Errorf("the generator ran on cores %q, want 0", log.self)
+	}
+	seen := map[string]bool{}
+	for pid, p := range log.children {
+		seen[p.comm] = true
+		for _, c := range p.threads {
+			if c != "1" {
+				t.Errorf("%s (pid %d) has a thread on cores %s, want 1: %v", p.comm, pid, c, p.threads)
+				break
+			}
+		}
+		t.Logf("%s pid %d: %d threads on %v", p.comm, pid, len(p.threads), p.threads[0])
+	}
+	for _, want := range []string{"svc", "redis-server"} {
+		if !seen[want] {
+			t.Errorf("no %s among the processes seen: %v", want, log.children)
+		}
+	}
+	if now := placement.Current(); !now.Equal(before) {
+		t.Errorf("after the run the test process runs on %v, not %v as before", now, before)
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := r.ReadProvenance()
+	if err != nil || prov.Placement == nil {
+		t.Fatalf("provenance placement: %+v %v", prov.Placement, err)
+	}
+	t.Logf("placement: %+v", *prov.Placement)
+	want := map[string][3]string{ // name → asked, cores, applied
+		"generator": {"0", "0", "0"},
+		"front":     {"1", "1", "1"},
+		"backend":   {"", "1", "1"},
+		"cache":     {"1", "1", "1"},
+	}
+	if prov.Placement.Asked != results.PlacementStudy || len(prov.Placement.Processes) != len(want) {
+		t.Fatalf("placement %+v", prov.Placement)
+	}
+	for _, pp := range prov.Placement.Processes {
+		w := want[pp.Name]
+		if pp.Asked != w[0] || pp.CPUs != w[1] || pp.Applied != w[2] || pp.Method == placement.MethodNone {
+			t.Errorf("%s: %+v, want asked %q cores %q applied %q", pp.Name, pp, w[0], w[1], w[2])
+		}
+		if pp.Kind == placedGenerator && pp.Method != placement.MethodAffinity {
+			t.Errorf("generator placed by %s", pp.Method)
+		}
+		if pp.Kind != placedGenerator && prov.ResourceMethod != "proc" && pp.Method != placement.MethodCpuset {
+			t.Logf("%s placed by %s (no cpuset controller)", pp.Name, pp.Method)
+		}
+	}
+	step := r.StepDir(1, "default", "closed")
+	sum, err := step.ReadSummary()
+	if err != nil || sum.GeneratorCPUs != "0" || sum.Successes != 100 {
+		t.Fatalf("summary: generator on %q, %d ok, %v", sum.GeneratorCPUs, sum.Successes, err)
+	}
+	aud, err := step.ReadAudit()
+	if err != nil || aud == nil || aud.GeneratorCPUs != "0" || aud.MachineCores < 2 {
+		t.Fatalf("audit %+v %v", aud, err)
+	}
+	t.Logf("audit: %+v", *aud)
+}
+
+// A core the machine lacks is an error naming it, before anything runs.
+func TestPlacementOnAMissingCore(t *testing.T) {
+	s, err := study.Load("testdata/placed.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Placement = &study.Placement{Dependencies: map[string]string{"cache": "1000"}}
+	_, err = Run(context.Background(), s, testOptions(t, &bytes.Buffer{}))
+	if err == nil || !strings.Contains(err.Error(), `placement.dependencies.cache "1000": core(s) 1000 do not exist on this machine`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPlanPlacementDefaults(t *testing.T) {
+	s, err := study.Load("testdata/placed.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Placement = nil
+	two := placement.CPUs{0, 1}
+	p, err := planPlacement(s, two, false)
+	if err != nil || p.generator.String() != "0" || p.service("front").String() != "1" || p.dependency("cache").String() != "1" || p.asked != results.PlacementDefault {
+		t.Fatalf("default on 2 cores: %v %v", p, err)
+	}
+	if p, err := planPlacement(s, placement.CPUs{0}, false); err != nil || p.generator != nil || p.service("front") != nil {
+		t.Fatalf("default on 1 core: %v %v", p, err)
+	}
+	s.Placement = &study.Placement{None: true}
+	if p, err := planPlacement(s, two, false); err != nil || p.generator != nil || p.service("front") != nil || p.asked != results.PlacementNone {
+		t.Fatalf("none: %v %v", p, err)
+	}
+	s.Placement = &study.Placement{Generator: "all", Services: map[string]string{"front": "0"}}
+	if p, err := planPlacement(s, two, false); err != nil || p.generator != nil || p.service("front").String() != "0" || p.service("backend") != nil || len(p.warnings) != 0 {
+		t.Fatalf("generator on every core: %v %v", p, err)
+	}
+	// front is capped at 0.5 CPUs: no warning for one core, one for
+	// sharing the generator's.
+	s.Placement = &study.Placement{Services: map[string]string{"front": "0-1"}}
+	s.Service("backend").Limits.CPUs = 2
+	p, err = planPlacement(s, two, false)
+	if err != nil || len(p.warnings) != 2 || !strings.Contains(p.warnings[0], "service backend is capped at 2 CPUs but placed on 1 core(s)") || !strings.Contains(p.warnings[1], "service front shares core(s) 0 with the generator") {
+		t.Fatalf("warnings %q %v", p.warnings, err)
+	}
+}
+
+// A busy loop outside the run during its steps shows up as foreign CPU and
+// fails the steps' audits, which also marks their summaries invalid.
+func TestForeignCPUFailsTheAudit(t *testing.T) {
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = busy.Process.Kill()
+		_ = busy.Wait()
+	}()
+	dir, log, err := runTiny(t, "healthy", context.Background())
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	r, _ := results.Open(dir)
+	for _, step := range []string{"closed", "open"} {
+		aud, err := r.StepDir(1, "0", step).ReadAudit()
+		if err != nil || aud == nil {
+			t.Fatalf("%s: audit %v", step, err)
+		}
+		t.Logf("%s: foreign %.2f s = %.1f%% of the machine (machine %.2f s, msbench %.2f s, services %.2f s, steal %.1f%%, window %.2f s): %q",
+			step, aud.ForeignCPUS, 100*aud.ForeignShare, aud.MachineCPUS, aud.MsbenchCPUS, aud.RunCPUS, 100*aud.StealShare, aud.WindowS, aud.Reasons)
+		if aud.OK || aud.ForeignShare <= results.MaxForeignCPU || !strings.Contains(strings.Join(aud.Reasons, ";"), "processes outside the run used") {
+			t.Errorf("%s: the busy loop went unnoticed: %+v", step, aud)
+		}
+		sum, _ := r.StepDir(1, "0", step).ReadSummary()
+		if sum.Valid || !strings.Contains(strings.Join(sum.Warnings, ";"), "noise audit failed") {
+			t.Errorf("%s: summary valid %v, warnings %q", step, sum.Valid, sum.Warnings)
+		}
+	}
+	if !strings.Contains(log, "noise audit failed") {
+		t.Errorf("the log does not say the audit failed:\n%s", log)
+	}
+}
+
+// A generator that cannot keep up fails its audit as saturated: placed on
+// one core, 64 users without a pause load an nginx on the other core,
+// which answers for less than a request costs the generator.
+func TestSaturatedGeneratorFailsTheAudit(t *testing.T) {
+	avail := placement.Available()
+	if len(avail) < 2 {
+		t.Skip("needs 2 cores")
+	}
+	url, nginx := startNginx(t, avail[len(avail)-1:])
+	restore, err := placement.Self(avail[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restore()
+	status, _ := load.ParseStatusSet("2xx")
+	spec := load.Spec{Users: 64, Duration: 1500 * time.Millisecond,
+		Targets: []load.Target{{Name: "ok", Method: "GET", URL: url, ExpectStatus: status, Weight: 1}}}
+	cfg, err := spec.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := load.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, nginxFrom := markNoise(nil), nginxCPU(t, nginx)
+	sum, err := e.Run(context.Background(), load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, nginxTo := markNoise(nil), nginxCPU(t, nginx)
+	// nginx is the system under test, not foreign.
+	aud, err := audit(from, to, sum, results.StepResources{Services: []results.ServiceUsage{{Name: "nginx", CPUUserS: nginxTo - nginxFrom}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("generator %.2f s = %.0f%% of cores %s; nginx %.2f s; %d requests (%.0f/s); foreign %.1f%%, steal %.1f%%; reasons %q",
+		aud.GeneratorCPUS, 100*aud.GeneratorCPUUtil, aud.GeneratorCPUs, aud.RunCPUS, sum.Requests, sum.AchievedRPS, 100*aud.ForeignShare, 100*aud.StealShare, aud.Reasons)
+	if aud.GeneratorCPUUtil <= results.MaxGeneratorCPU && (aud.StealShare > results.MaxSteal || aud.ForeignShare > results.MaxForeignCPU) {
+		// Other processes (or nginx, or the hypervisor) took core 0 from
+		// it: starved, not saturated, and the audit fails for that.
+		if aud.OK {
+			t.Fatalf("a starved generator passed its audit: %+v", aud)
+		}
+		t.Skipf("the machine was busy (%.0f%% foreign CPU, %.0f%% steal): the generator was starved, not saturated", 100*aud.ForeignShare, 100*aud.StealShare)
+	}
+	if aud.OK || !strings.Contains(aud.Reasons[0], "the generator was saturated") || aud.GeneratorCPUs != avail[:1].String() {
+		t.Fatalf("audit %+v", aud)
+	}
+	invalidate(&sum, aud)
+	if sum.Valid {
+		t.Fatal("a saturated generator's summary is still valid")
+	}
+}
+
+// nginxCPU is the CPU seconds nginx used so far.
+func nginxCPU(t *testing.T, pid int) float64 {
+	st, err := procfs.ReadStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(st.UTime+st.STime) / procfs.ClockTicks
+}
+
+// startNginx serves "ok" from one nginx worker placed on cpus, for the
+// length of the test, and returns its URL and pid.
+func startNginx(t *testing.T, cpus placement.CPUs) (string, int) {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
+			t.Skip("needs nginx (scripts/install-deps nginx-light)")
+		}
+	}
+	dir := t.TempDir()
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`worker_processes 1;
+daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
+  keepalive_requests 100000000;
+  server { listen 127.0.0.1:%[2]d; location / { return 200 "ok"; } }
+}
+`, dir, port)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := proc.Start(context.Background(), proc.Spec{Name: "nginx", Path: bin, Args: []string{"-c", filepath.Join(dir, "nginx.conf"), "-p", dir},
+		LogPath: filepath.Join(dir, "out.log"), CPUs: cpus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(context.Background(), 3*time.Second) })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	if err := proc.WaitReady(context.Background(), p, proc.TCPCheck{Addr: addr}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := placement.Allowed(p.Pid()); err != nil || !got.Equal(cpus) {
+		t.Fatalf("nginx on %v (%v), want %v", got, err, cpus)
+	}
+	return "http://" + addr + "/", p.Pid()
+}
