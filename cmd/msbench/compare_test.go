@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/results/resultstest"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -33,27 +33,7 @@ func synthLoad(t *testing.T, dir results.StepDir, n int, scale float64, seed uin
 		recs[i] = metrics.Record{Seq: uint64(i), Intended: at, Sent: at, Done: at + int64(2e6*scale*math.Exp(0.4*x)), Status: 200}
 		x = phi*x + r.NormFloat64()
 	}
-	var names metrics.Names
-	agg := metrics.NewAggregator(&names)
-	agg.Add(recs)
-	slices.SortFunc(recs, func(a, b metrics.Record) int { return int(a.Done - b.Done) })
-	w, err := dir.CreateRecords(&names, []string{"GET http://127.0.0.1/"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	dur := float64(n) / 500
-	s := metrics.Summary{Model: "open", StartedAt: time.Unix(0, start), DurationS: dur, TargetRPS: 500, AchievedRPS: 500,
-		AchievedRateOK: true, SuccessRateOK: true, Valid: true, Warnings: []string{}}
-	agg.Fill(&s, dur)
-	if err := dir.WriteSummary(s); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.WriteOpenStep(t, dir, recs, 500)
 }
 
 // loadDir is a load directory of 30,000 requests (a minute at 500/s):

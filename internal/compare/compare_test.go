@@ -5,13 +5,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/results/resultstest"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -50,30 +50,7 @@ func (l load) records() []metrics.Record {
 // same aggregator the engine uses.
 func writeStep(t testing.TB, dir results.StepDir, l load) metrics.Summary {
 	t.Helper()
-	recs := l.records()
-	var names metrics.Names
-	agg := metrics.NewAggregator(&names)
-	agg.Add(recs)
-	slices.SortFunc(recs, func(a, b metrics.Record) int { return int(a.Done - b.Done) })
-	w, err := dir.CreateRecords(&names, []string{"GET /"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Unix(0, recs[0].Intended)
-	dur := float64(l.n) / l.rps
-	s := metrics.Summary{Model: "open", StartedAt: start, EndedAt: start.Add(time.Duration(dur * 1e9)), DurationS: dur,
-		TargetRPS: l.rps, AchievedRPS: l.rps, AchievedRateOK: true, Valid: true, SuccessRateOK: true, Warnings: []string{}}
-	agg.Fill(&s, dur)
-	if err := dir.WriteSummary(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return resultstest.WriteOpenStep(t, dir, l.records(), l.rps)
 }
 
 func writeLoadDir(t testing.TB, l load) string {
