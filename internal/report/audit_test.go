@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
-	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -20,18 +17,7 @@ import (
 // table's audit column; the dataset says which unit failed; the placement
 // is in the provenance section.
 func TestReportFlagsFailedAudits(t *testing.T) {
-	root, _ := filepath.Abs("../..")
-	s, err := study.Load("../runner/testdata/tiny.yaml", "healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	dir, err := runner.Run(context.Background(), s, runner.Options{
-		Root: root, ResultsRoot: t.TempDir(), CacheDir: filepath.Join(t.TempDir(), "cache"), DataDir: t.TempDir(), Log: &log,
-	})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	dir := runTiny(t)
 	r, _ := results.Open(dir)
 	// Whatever this machine's noise was, one step passes and one fails.
 	for step, ok := range map[string]bool{"closed": true, "open": false} {

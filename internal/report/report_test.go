@@ -20,18 +20,7 @@ import (
 
 // TestReportOfARealRun carries out the runner's tiny study and renders it.
 func TestReportOfARealRun(t *testing.T) {
-	root, _ := filepath.Abs("../..")
-	s, err := study.Load("../runner/testdata/tiny.yaml", "healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	dir, err := runner.Run(context.Background(), s, runner.Options{
-		Root: root, ResultsRoot: t.TempDir(), CacheDir: filepath.Join(t.TempDir(), "cache"), DataDir: t.TempDir(), Log: &log,
-	})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	dir := runTiny(t)
 	path, err := Write(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -132,4 +121,22 @@ func (needsMore) Needs() study.Needs { return study.Needs{Axes: []string{"cpu"}}
 
 func (needsMore) Analyze(*analysis.Dataset) (analysis.Result, error) {
 	return analysis.Result{}, errors.New("must not be called")
+}
+
+// runTiny carries out the runner's tiny study and returns its run directory.
+func runTiny(t *testing.T) string {
+	t.Helper()
+	root, _ := filepath.Abs("../..")
+	s, err := study.Load("../runner/testdata/tiny.yaml", "healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	dir, err := runner.Run(context.Background(), s, runner.Options{
+		Root: root, ResultsRoot: t.TempDir(), CacheDir: filepath.Join(t.TempDir(), "cache"), DataDir: t.TempDir(), Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	return dir
 }
