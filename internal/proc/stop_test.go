@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/proc/procfs"
 	"github.com/msbench/msbench/internal/proc/proctest"
@@ -138,6 +139,14 @@ func TestPdeathsigKillsChildOfCrashedSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDead(t, child)
+	// The killed supervisor could not give back its lease; the next
+	// msbench's sweep does, as here.
+	if s := lease.Sweep(); len(s.Left) > 0 {
+		t.Errorf("sweep after the kill left: %v", s.Left)
+	}
+	if items, _ := lease.Held(sup.Pid()); len(items) > 0 {
+		t.Errorf("the killed supervisor's lease still lists %v", items)
+	}
 }
 
 func TestPauseResume(t *testing.T) {
