@@ -55,6 +55,9 @@ func sweep(dir string) Swept {
 	files, _ := filepath.Glob(filepath.Join(dir, prefix+"*.json"))
 	for _, file := range files {
 		r, err := read(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // its holder gave everything back since the listing
+		}
 		if err != nil {
 			s.Left = append(s.Left, err)
 			continue
