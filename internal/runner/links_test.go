@@ -57,11 +57,12 @@ func TestLinksDelayAndFault(t *testing.T) {
 	}
 	added := handler["5ms"] - handler["0ms"]
 	// internal/links holds the link itself to 10 ms ± 1 ms on raw
-	// sockets; through two services on a shared core a busy machine may add
-	// a little more, never less.
-	t.Logf("a 5 ms link added %.3f ms to the front's call (want 10, up to 12 on a busy machine)", added)
-	if added < 9.5 || added > 12 {
-		t.Errorf("a 5 ms link added %.3f ms to the front's call, want 10 (9.5 to 12)", added)
+	// sockets. Here, through two services on a shared core, a busy machine
+	// adds more, never less; the upper bound only tells the link applied
+	// once from applied twice (20 ms).
+	t.Logf("a 5 ms link added %.3f ms to the front's call (want 10, more on a busy machine)", added)
+	if added < 9.5 || added > 15 {
+		t.Errorf("a 5 ms link added %.3f ms to the front's call, want 10 (at least 9.5, under the 20 of a link applied twice)", added)
 	}
 	// The reset between 300 and 800 ms failed the front's calls; the
 	// clear let them succeed again.
