@@ -136,11 +136,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text := strings.Replace(valid, tt.replace[0], tt.replace[1], 1)
-			if text == valid {
-				t.Fatalf("replacement %q not found", tt.replace[0])
-			}
-			_, err := Parse("demo.yaml", []byte(text), "")
+			err := parseEdited(t, valid, tt.replace)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v\nwant it to contain %q", err, tt.want)
 			}
@@ -272,19 +268,32 @@ func TestAAErrorsNameFileLineAndField(t *testing.T) {
 		{"at in a value", [2]string{"mode: [a, b, c]", "mode: [a, b@aa, c]"}, `variants.mode[1]: "b@aa": a value names directories`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			text := strings.Replace(valid, tt.replace[0], tt.replace[1], 1)
-			if text == valid {
-				t.Fatalf("replacement %q not found", tt.replace[0])
-			}
-			_, err := Parse("demo.yaml", []byte(text), "")
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v\nwant it to contain %q", err, tt.want)
-			}
-			var fe *FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a FieldError", err)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, valid, tt.replace, tt.want) })
+	}
+}
+
+// parseEdited parses base with one replacement made, failing the test when
+// the text to replace is not there (the case would test nothing).
+func parseEdited(t *testing.T, base string, replace [2]string) error {
+	t.Helper()
+	text := strings.Replace(base, replace[0], replace[1], 1)
+	if text == base {
+		t.Fatalf("replacement %q not found", replace[0])
+	}
+	_, err := Parse("demo.yaml", []byte(text), "")
+	return err
+}
+
+// wantFieldError checks that the edited study fails with a FieldError
+// saying want.
+func wantFieldError(t *testing.T, base string, replace [2]string, want string) {
+	t.Helper()
+	err := parseEdited(t, base, replace)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v\nwant it to contain %q", err, want)
+	}
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v is not a FieldError", err)
 	}
 }

@@ -2,7 +2,6 @@ package study
 
 import (
 	"encoding/json"
-	"errors"
 	"maps"
 	"strings"
 	"testing"
@@ -61,19 +60,6 @@ func TestPlacementErrorsNameFileLineAndField(t *testing.T) {
 		{"not a mapping", [2]string{"placement:\n  generator: \"0\"\n  services: {api: \"1-2\", db: \"0,2\"}\n  dependencies:\n    pg: all\n", "placement: some\n"}, `demo.yaml:45: placement: want a mapping of generator, services and dependencies, or none, got "some"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			text := strings.Replace(placed, tt.replace[0], tt.replace[1], 1)
-			if text == placed {
-				t.Fatalf("replacement %q not found", tt.replace[0])
-			}
-			_, err := Parse("demo.yaml", []byte(text), "")
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v\nwant it to contain %q", err, tt.want)
-			}
-			var fe *FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a FieldError", err)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, placed, tt.replace, tt.want) })
 	}
 }
