@@ -9,12 +9,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/url"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,49 +102,6 @@ func (p *Pacing) UnmarshalText(b []byte) (err error) {
 
 // Think is a pause drawn uniformly from [Min, Max].
 type Think struct{ Min, Max time.Duration }
-
-// ParseThink reads a think time as a fixed duration (1s) or a uniform
-// range (500ms-1s); the command line and study files both use it.
-func ParseThink(s string) (Think, error) {
-	if strings.TrimSpace(s) == "" {
-		return Think{}, nil
-	}
-	lo, hi, isRange := strings.Cut(s, "-")
-	a, err := time.ParseDuration(strings.TrimSpace(lo))
-	if err != nil || a < 0 {
-		return Think{}, fmt.Errorf("think time %q: want a duration (1s) or a range (500ms-1s)", s)
-	}
-	if !isRange {
-		return Think{Min: a, Max: a}, nil
-	}
-	b, err := time.ParseDuration(strings.TrimSpace(hi))
-	if err != nil || b < a {
-		return Think{}, fmt.Errorf("think time %q: want a range low-high, e.g. 500ms-1s", s)
-	}
-	return Think{Min: a, Max: b}, nil
-}
-
-// ParseStages reads ramps as DURATION:RATE,..., e.g. 30s:500,1m:500,10s:0;
-// the command line and study files both use it.
-func ParseStages(s string) ([]pacer.Stage, error) {
-	var out []pacer.Stage
-	for _, part := range strings.Split(s, ",") {
-		d, r, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
-			return nil, fmt.Errorf("stage %q: want DURATION:RATE, e.g. 30s:100", part)
-		}
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur <= 0 {
-			return nil, fmt.Errorf("stage %q: %q is not a positive duration", part, d)
-		}
-		rate, err := strconv.ParseFloat(r, 64)
-		if err != nil || rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
-			return nil, fmt.Errorf("stage %q: %q is not a rate ≥ 0", part, r)
-		}
-		out = append(out, pacer.Stage{Duration: dur, Target: rate})
-	}
-	return out, nil
-}
 
 // Sink receives every record, in batches, from a single goroutine.
 type Sink interface {
