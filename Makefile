@@ -6,7 +6,7 @@ BIN := bin/msbench
 # Go modules of the systems under test and of tools, each tested on its own.
 SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find studies tools -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
 # Debian packages the tests and studies start or compare against.
-DEBIAN_PACKAGES := wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
+DEBIAN_PACKAGES := iproute2 wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
 PROFILE ?= quick
 
 .PHONY: run test build generate deps fmt-check vet unit bench clean

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,6 +171,14 @@ func assertReleased(t *testing.T, pid int, items []lease.Item) {
 					t.Errorf("shared memory segment %s is still there", it.Value)
 				}
 			}
+		case lease.NetNS:
+			if _, err := os.Stat(filepath.Join(lease.NetNSDir, it.Value)); !os.IsNotExist(err) {
+				t.Errorf("network namespace %s is still there", it.Value)
+			}
+		case lease.NetDev:
+			if _, err := os.Stat(filepath.Join("/sys/class/net", it.Value)); !os.IsNotExist(err) {
+				t.Errorf("network interface %s is still there", it.Value)
+			}
 		default:
 			dirs = append(dirs, it.Value)
 			if _, err := os.Stat(it.Value); !os.IsNotExist(err) {
@@ -285,7 +294,8 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Closing the terminal, a reader that goes away and SIGTERM stop a run
-// like Ctrl-C: everything stopped and removed, what was measured kept,
+// like Ctrl-C: everything stopped and removed (the emulated host's
+// namespace and bridge among it), what was measured kept,
 // the resume hint printed where it can be; a SIGKILLed run is cleaned by
 // the next start.
 func TestSignalsDuringRunLeaveNothing(t *testing.T) {
@@ -312,6 +322,9 @@ func TestSignalsDuringRunLeaveNothing(t *testing.T) {
 			time.Sleep(time.Second) // into the load
 			items := held(t, cmd.Process.Pid)
 			t.Logf("held: %v", items)
+			if !slices.ContainsFunc(items, func(it lease.Item) bool { return it.Kind == lease.NetNS }) {
+				t.Fatalf("the run holds no network namespace, so its clean-up is not tested: %v", items)
+			}
 			if tt.closed {
 				pipe.Close() // msbench's next progress line meets a closed pipe
 			} else if err := cmd.Process.Signal(tt.sig); err != nil {

@@ -41,6 +41,12 @@ const (
 	// SharedMemory is a System V shared memory segment, "ID:KEY", which
 	// outlives every process (PostgreSQL's), freed once none is attached.
 	SharedMemory Kind = "shm"
+	// NetNS is a named network namespace (an emulated host), its name
+	// under /run/netns; it lives while mounted there or used by a process.
+	NetNS Kind = "netns"
+	// NetDev is a network interface in msbench's namespace (the emulated
+	// hosts' bridge), which outlives every process.
+	NetDev Kind = "netdev"
 )
 
 // Item is one thing held.

@@ -23,7 +23,8 @@ type Swept struct {
 	Processes int   // processes killed
 	Dirs      []string
 	Cgroups   []string
-	Segments  int // shared memory segments freed
+	Segments  int      // shared memory segments freed
+	Network   []string // network namespaces and interfaces removed
 	// Left is what could not be taken back; it stays in its lease for the
 	// next sweep.
 	Left []error
@@ -33,8 +34,8 @@ type Swept struct {
 func (s Swept) Empty() bool { return len(s.Holders) == 0 && len(s.Left) == 0 }
 
 func (s Swept) String() string {
-	msg := fmt.Sprintf("cleaned up after %d msbench process(es) that died without doing so (pid %s): %d process(es) killed; %d directories, %d cgroups and %d shared memory segments removed",
-		len(s.Holders), joinInts(s.Holders), s.Processes, len(s.Dirs), len(s.Cgroups), s.Segments)
+	msg := fmt.Sprintf("cleaned up after %d msbench process(es) that died without doing so (pid %s): %d process(es) killed; %d directories, %d cgroups, %d shared memory segments and %d network namespaces or interfaces removed",
+		len(s.Holders), joinInts(s.Holders), s.Processes, len(s.Dirs), len(s.Cgroups), s.Segments, len(s.Network))
 	if len(s.Left) > 0 {
 		msg += fmt.Sprintf("; could not remove: %v", errors.Join(s.Left...))
 	}
@@ -125,14 +126,21 @@ func (s *Swept) reclaim(r record) (left []Item) {
 		}
 	}
 	// Cgroups before directories: a cgroup's processes may still hold
-	// files open, but they are gone by now.
-	for _, kind := range []Kind{SharedMemory, Cgroup, Dir} {
+	// files open, but they are gone by now. A namespace goes once
+	// unmounted and unused; the interfaces of msbench's namespace (its
+	// cables to the namespaces, the bridge) are removed apart, because
+	// closing connections may hold a namespace for minutes.
+	for _, kind := range []Kind{NetNS, NetDev, SharedMemory, Cgroup, Dir} {
 		for _, it := range r.Items {
 			if it.Kind != kind {
 				continue
 			}
 			var err error
 			switch kind {
+			case NetNS:
+				err = RemoveNetNS(it.Value)
+			case NetDev:
+				err = RemoveNetDev(it.Value)
 			case SharedMemory:
 				err = removeSegment(it.Value)
 			case Cgroup:
@@ -144,6 +152,8 @@ func (s *Swept) reclaim(r record) (left []Item) {
 			case err != nil:
 				s.Left = append(s.Left, err)
 				left = append(left, it)
+			case kind == NetNS || kind == NetDev:
+				s.Network = append(s.Network, it.Value)
 			case kind == SharedMemory:
 				s.Segments++
 			case kind == Cgroup:

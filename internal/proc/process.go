@@ -48,7 +48,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.Name, err)
 	}
-	err = startOnSpawner(cmd, s.CPUs)
+	err = startOnSpawner(cmd, s.CPUs, s.NetNS)
 	if logFile != nil {
 		logFile.Close() // the child holds its own descriptor
 	}

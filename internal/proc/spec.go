@@ -30,6 +30,9 @@ type Spec struct {
 	// so it never runs elsewhere. Nil means every core msbench may use
 	// (placement.Available), whatever cores msbench itself runs on.
 	CPUs placement.CPUs
+	// NetNS starts the process in the network namespace whose file this is
+	// (e.g. /run/netns/NAME): an emulated host. Empty: msbench's own.
+	NetNS string
 }
 
 func (s Spec) validate() error {

@@ -16,6 +16,19 @@ type Startup struct {
 	FirstRequests []FirstRequest `json:"first_requests"`
 	// Links are the emulated network links the variant ran with.
 	Links []LinkSetting `json:"links,omitempty"`
+	// Hosts are the emulated hosts the variant ran on (study hosts:), and
+	// LabAddr msbench's side of their bridge: the generator's address,
+	// and the link proxies' and the dependencies' forwarders'.
+	Hosts   []HostSetting `json:"hosts,omitempty"`
+	LabAddr string        `json:"lab_addr,omitempty"`
+}
+
+// HostSetting is one emulated host of a variant: a network namespace with
+// its own address.
+type HostSetting struct {
+	Name      string   `json:"name"`
+	Addr      string   `json:"addr"`
+	Instances []string `json:"instances"` // the service instances it ran
 }
 
 // LinkSetting is one emulated link of a variant (study links:): its

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/results"
@@ -56,7 +57,7 @@ func (d *deployment) startLinks(c deployConfig, values map[string]string, addrs 
 			if i > 0 {
 				name += "-" + strconv.Itoa(i)
 			}
-			p, err := startProxy(c, name, upstream, spec)
+			p, err := startProxy(c, d.listenHost(), name, upstream, spec)
 			if err != nil {
 				return fmt.Errorf("deploy: %w", err)
 			}
@@ -67,7 +68,8 @@ func (d *deployment) startLinks(c deployConfig, values map[string]string, addrs 
 	return nil
 }
 
-func startProxy(c deployConfig, name, upstream string, spec links.Spec) (*links.Proxy, error) {
+// startProxy starts a proxy on host, on a free port.
+func startProxy(c deployConfig, host, name, upstream string, spec links.Spec) (*links.Proxy, error) {
 	var err error
 	for range linkPortTries {
 		var port int
@@ -75,7 +77,7 @@ func startProxy(c deployConfig, name, upstream string, spec links.Spec) (*links.
 			return nil, fmt.Errorf("link %s: %w", name, err)
 		}
 		var p *links.Proxy
-		if p, err = links.Start(name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), upstream, spec); err == nil {
+		if p, err = links.Start(name, net.JoinHostPort(host, strconv.Itoa(port)), upstream, spec); err == nil {
 			return p, nil
 		}
 	}
@@ -85,27 +87,31 @@ func startProxy(c deployConfig, name, upstream string, spec links.Spec) (*links.
 // linkValues returns the placeholders as service sees them: where a link
 // leads from it, {service.TO.addr|addrs|port} and {dep.TO.KEY} name the
 // link's proxies instead (a dependency's url and dsn with the proxy's
-// host:port), and so do axis attributes that name them.
+// host:port), and so do axis attributes that name them. On an emulated
+// host, a dependency without a link is reached through its forwarder.
 func (d *deployment) linkValues(c deployConfig, service string, shared map[string]string) map[string]string {
 	var out map[string]string
+	own := func() {
+		if out == nil {
+			out = maps.Clone(shared)
+		}
+	}
+	if d.host(c, service) != nil {
+		for _, dep := range d.deps {
+			if p := d.forward(dep.Addr); p != nil {
+				own()
+				depThrough(out, dep, p.Addr())
+			}
+		}
+	}
 	for _, e := range d.links {
 		if e.link.From != service {
 			continue
 		}
-		if out == nil {
-			out = maps.Clone(shared)
-		}
+		own()
 		proxies := e.addrs()
 		if dep := d.dependency(e.link.To); dep != nil {
-			_, port, _ := net.SplitHostPort(proxies[0])
-			for k, v := range dep.Values {
-				if k == "port" {
-					v = port
-				} else {
-					v = strings.ReplaceAll(v, dep.Addr, proxies[0])
-				}
-				out["dep."+e.link.To+"."+k] = v
-			}
+			depThrough(out, dep, proxies[0])
 			continue
 		}
 		prefix := "service." + e.link.To + "."
@@ -122,6 +128,23 @@ func (d *deployment) linkValues(c deployConfig, service string, shared map[strin
 		}
 	}
 	return out
+}
+
+// depThrough sets dep's placeholders in values to reach it through the
+// proxy at addr.
+func depThrough(values map[string]string, dep *deps.Instance, addr string) {
+	host, port, _ := net.SplitHostPort(addr)
+	for k, v := range dep.Values {
+		switch k {
+		case "port":
+			v = port
+		case "host":
+			v = host
+		default:
+			v = strings.ReplaceAll(v, dep.Addr, addr)
+		}
+		values["dep."+dep.Name+"."+k] = v
+	}
 }
 
 // loadAddr is where the load's requests to service go: through the

@@ -438,7 +438,10 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 // saveStartup writes how long each instance took to become ready and the
 // first requests the load's service answered, with their latencies.
 func (r *runner) saveStartup(rep int, v study.Variant, dep *deployment, target *instance, first *results.FirstRequests) error {
-	st := results.Startup{FirstRequests: first.Requests, Links: dep.linkSettings()}
+	st := results.Startup{FirstRequests: first.Requests, Links: dep.linkSettings(), Hosts: dep.hostSettings()}
+	if len(st.Hosts) > 0 {
+		st.LabAddr = dep.listenHost()
+	}
 	for _, in := range dep.instances {
 		if in.dep {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/hosts"
+	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
@@ -29,7 +32,8 @@ type instance struct {
 	dep     bool
 	started time.Time
 	ready   time.Time
-	faulted bool // killed or paused on purpose by a step's event
+	faulted bool        // killed or paused on purpose by a step's event
+	host    *hosts.Host // the emulated host it runs on; nil: msbench's
 }
 
 // deployment is everything one variant runs: started in dependency order,
@@ -49,6 +53,8 @@ type deployment struct {
 	stopSamp  context.CancelFunc
 	warnings  []string
 	links     []*edge // emulated network links, started before the services
+	network   *hosts.Network
+	forwards  []*links.Proxy // to the dependencies from the hosts
 }
 
 type deployConfig struct {
@@ -90,10 +96,16 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	for k, v := range axes {
 		values[k] = v
 	}
+	if err := d.startHosts(ctx, c); err != nil {
+		return d, err
+	}
 	for _, dep := range c.study.Deps {
 		if err := d.startDep(ctx, c, dep, values); err != nil {
 			return d, err
 		}
+	}
+	if err := d.startForwards(c); err != nil {
+		return d, err
 	}
 	// Every address is chosen before anything starts, so a service can be
 	// told where one that starts after it will listen.
@@ -109,7 +121,11 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 			if err != nil {
 				return d, fmt.Errorf("deploy %s: %w", svc.Name, err)
 			}
-			addrs[svc.Name] = append(addrs[svc.Name], "127.0.0.1:"+strconv.Itoa(port))
+			host := "127.0.0.1"
+			if h := d.host(c, svc.Name); h != nil {
+				host = h.Addr.String()
+			}
+			addrs[svc.Name] = append(addrs[svc.Name], net.JoinHostPort(host, strconv.Itoa(port)))
 		}
 		values["service."+svc.Name+".addr"] = addrs[svc.Name][0]
 		values["service."+svc.Name+".addrs"] = strings.Join(addrs[svc.Name], ",")
@@ -150,7 +166,7 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if err := os.MkdirAll(tmp, 0o777); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	host, port, _ := strings.Cut(addr, ":")
+	host, port, _ := net.SplitHostPort(addr)
 	values := map[string]string{"addr": addr, "host": host, "port": port, "replica": strconv.Itoa(replica), "tmp": tmp}
 	for k, v := range shared {
 		values[k] = v
@@ -171,6 +187,11 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if svc.Dir != "" {
 		dir = filepath.Join(c.values["root"], svc.Dir)
 	}
+	on := d.host(c, svc.Name)
+	netns := ""
+	if on != nil {
+		netns = on.Path()
+	}
 	started := time.Now()
 	// exec makes the service itself the process group leader, so its pid
 	// is the one accounted and signalled.
@@ -183,11 +204,12 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 		LogPath: filepath.Join(c.logDir, name+".log"),
 		User:    svc.User,
 		CPUs:    c.place.service(svc.Name),
+		NetNS:   netns,
 	})
 	if err != nil {
 		return nil, err
 	}
-	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started}
+	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started, host: on}
 	d.instances = append(d.instances, inst)
 	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes, CPUSet: c.place.service(svc.Name)}
 	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {
@@ -313,7 +335,7 @@ func (d *deployment) stop() error {
 	} else {
 		err = d.group.StopAll(context.Background(), stopGrace)
 	}
-	err = errors.Join(err, d.stopLinks())
+	err = errors.Join(err, d.stopLinks(), d.stopHosts())
 	// The services that used them are gone: the dependencies stop
 	// together, bounded by the slowest rather than their sum.
 	depErrs := make([]error, len(d.deps))

@@ -85,7 +85,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	s := &Study{File: file, Repetitions: 1}
 	var profiles, aa *yaml.Node
 	present := map[string]bool{}
-	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles", "placement", "links") {
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles", "placement", "links", "hosts") {
 		present[e.key] = true
 		switch e.key {
 		case "aa":
@@ -123,6 +123,8 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Placement = d.placement(e.value)
 		case "links":
 			s.Links = d.links(e.value)
+		case "hosts":
+			s.Hosts = d.hosts(e.value)
 		}
 	}
 	for _, req := range []string{"study", "services", "load"} {
@@ -862,6 +864,7 @@ func (d *decoder) check(s *Study) {
 	d.checkPlaceholders(s)
 	d.checkPlacement(s)
 	d.checkLinks(s)
+	d.checkHosts(s)
 }
 
 // problem explains why a step cannot run, or returns "": the load is

@@ -23,6 +23,7 @@ type Study struct {
 	Load        Plan
 	Placement   *Placement // cores of the generator, services, dependencies; nil: the default
 	Links       []*Link    // emulated network links between services, dependencies and the generator
+	Hosts       []*Host    // emulated machines, each a network namespace; nil: all on msbench's
 	Repetitions int
 	// AA is the key of the variant measured twice in every repetition, as
 	// two independent deployments, so that the report can tell how far

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -19,6 +20,15 @@ func main() {
 	crashAfter, _ := strconv.ParseInt(os.Getenv("CRASH_AFTER"), 10, 64)
 	if os.Getenv("FAIL_START") != "" {
 		log.Fatal("refusing to start as asked")
+	}
+	// DIAL: an address that must be reachable before the service starts,
+	// such as a dependency seen from an emulated host.
+	if dial := os.Getenv("DIAL"); dial != "" {
+		c, err := net.DialTimeout("tcp", dial, 5*time.Second)
+		if err != nil {
+			log.Fatalf("cannot reach %s: %v", dial, err)
+		}
+		c.Close()
 	}
 	var served atomic.Int64
 	mux := http.NewServeMux()

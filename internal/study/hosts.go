@@ -1,0 +1,83 @@
+package study
+
+import (
+	"regexp"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Host is an emulated machine of a study file's hosts: a network namespace
+// of its own with its own address, on which the named services run. The
+// generator and the dependencies stay on msbench's side:
+//
+//	hosts:
+//	  edge: [gateway]
+//	  functions: [rpc]
+//
+// A study with hosts puts every service on one of them, so that each
+// address a service is told is one it can reach.
+type Host struct {
+	Name     string
+	Services []string
+	line     int
+}
+
+// hostName keeps a host's name usable in a namespace's name.
+var hostName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+
+// hosts reads the hosts: field, in file order.
+func (d *decoder) hosts(n *yaml.Node) []*Host {
+	var out []*Host
+	for _, e := range d.mapping(n, "hosts") {
+		f := join("hosts", e.key)
+		if !hostName.MatchString(e.key) {
+			d.errorf(e.keyN, f, "a host's name is lower-case letters, digits and dashes, starting with a letter, at most 31 of them")
+		}
+		h := &Host{Name: e.key, line: e.keyN.Line}
+		h.Services = d.strs(e.value, f)
+		if len(h.Services) == 0 {
+			d.errorf(e.value, f, "a host runs at least one service")
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// checkHosts verifies that the hosts name services of the study, each
+// once, and every one of them.
+func (d *decoder) checkHosts(s *Study) {
+	if len(s.Hosts) == 0 {
+		return
+	}
+	on := map[string]string{}
+	for _, h := range s.Hosts {
+		f := join("hosts", h.Name)
+		for _, name := range h.Services {
+			switch {
+			case s.Service(name) == nil:
+				d.errorf(&yaml.Node{Line: h.line}, f, "no service named %q", name)
+			case on[name] != "":
+				d.errorf(&yaml.Node{Line: h.line}, f, "service %q is already on host %s; a service runs on one host", name, on[name])
+			default:
+				on[name] = h.Name
+			}
+		}
+	}
+	for _, svc := range s.Services {
+		if on[svc.Name] == "" {
+			d.errorf(&yaml.Node{Line: s.Hosts[0].line}, "hosts", "service %q is on no host: with hosts, every service needs one (the generator and the dependencies stay on msbench's side)", svc.Name)
+		}
+	}
+}
+
+// HostOf returns the host a service runs on, or nil without hosts.
+func (s *Study) HostOf(service string) *Host {
+	for _, h := range s.Hosts {
+		for _, name := range h.Services {
+			if name == service {
+				return h
+			}
+		}
+	}
+	return nil
+}
