@@ -23,6 +23,9 @@ type runFlags struct {
 	data    string
 	root    string
 	seed    uint64
+	// unplaced runs with placement: none, whatever the study says, to
+	// measure what the placement changes.
+	unplaced bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -49,6 +52,7 @@ orders it began with.`,
 		Example: `  msbench run faas-gateway --profile quick
   msbench run studies/faas-gateway.yaml --profile paper
   msbench run faas-gateway --profile quick --seed 42
+  msbench run faas-gateway --profile quick --no-placement
   msbench run faas-gateway --profile paper --resume results/faas-gateway-paper-20261122-101500`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -70,6 +74,7 @@ orders it began with.`,
 	fl.StringVar(&f.data, "data", "", "shared data directory (default <root>/../shared/data)")
 	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ (default: found from the working directory)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the variants' order in every repetition (default: drawn at random; a resumed run keeps its own)")
+	fl.BoolVar(&f.unplaced, "no-placement", false, "place nothing on cores, whatever the study's placement: says (to compare a run against a placed one)")
 	return cmd
 }
 
@@ -94,6 +99,9 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	s, err := study.Load(path, f.profile)
 	if err != nil {
 		return usageError{err}
+	}
+	if f.unplaced {
+		s.Placement = &study.Placement{None: true}
 	}
 	opts := runner.Options{
 		Root:        root,

@@ -75,11 +75,10 @@ func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
 	}
 	targets := dep.instancesOf(ev.Target)
 	if ev.Action == "restart" {
-		d := dep.dependency(ev.Target)
-		if d == nil {
-			return errors.New("restart works on dependencies; services are killed, paused and resumed")
+		if d := dep.dependency(ev.Target); d != nil {
+			return d.Restart(ctx)
 		}
-		return d.Restart(ctx)
+		return dep.restartService(ctx, ev.Target)
 	}
 	var errs []error
 	for _, in := range targets {

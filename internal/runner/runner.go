@@ -150,6 +150,10 @@ func (r *runner) open(ctx context.Context) error {
 	if r.place, err = planPlacement(r.study, placement.Available(), false); err != nil {
 		return err
 	}
+	// Half a run placed and half not would compare nothing.
+	if was := r.prov.Placement; r.opts.Resume != "" && was != nil && was.Asked != r.place.asked {
+		return fmt.Errorf("resume %s: it began with placement %s, not %s (msbench run --no-placement resumes a run that began with it)", r.opts.Resume, was.Asked, r.place.asked)
+	}
 	r.acct, err = resources.New(filepath.Base(r.run.Dir))
 	if err != nil {
 		return fmt.Errorf("resource accounting: %w", err)

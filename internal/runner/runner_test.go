@@ -295,7 +295,67 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 	if !strings.Contains(log, "faults: restarting everything for cold caches") {
 		t.Errorf("no fresh restart in the log:\n%s", log)
 	}
+	checkServiceRestart(t, r.StepDir(1, "2", "crash"))
 	if left := svcProcesses(t); len(left) > 0 {
 		t.Fatalf("processes left running: %v", left)
+	}
+}
+
+// checkServiceRestart: both backends killed at 400 ms and started again at
+// 900 ms; the front fails in between and answers again after, and the
+// backends' usage over the step counts both of each's processes (the
+// front calls the first backend only).
+func checkServiceRestart(t *testing.T, step results.StepDir) {
+	t.Helper()
+	evs, err := step.ReadEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[1].Action != "restart" || evs[1].Error != "" {
+		t.Fatalf("events %+v", evs)
+	}
+	rows, err := step.ReadRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := rows[0].Intended
+	for _, row := range rows {
+		start = min(start, row.Intended)
+	}
+	restarted := evs[1].DoneS
+	var down, failedDown, up, failedUp int
+	for _, row := range rows {
+		switch at := float64(row.Sent-start) / 1e9; {
+		case at > 0.5 && at < 0.85:
+			down++
+			if row.Status != 200 {
+				failedDown++
+			}
+		case at > restarted+0.1:
+			up++
+			if row.Status != 200 {
+				failedUp++
+			}
+		}
+	}
+	t.Logf("backends down: %d of %d failed; restarted (ready %.2f s into the step): %d of %d failed", failedDown, down, restarted, failedUp, up)
+	if down == 0 || failedDown < down*9/10 || up == 0 || failedUp > 0 {
+		t.Errorf("down: %d of %d failed; after the restart: %d of %d failed", failedDown, down, failedUp, up)
+	}
+	res, err := step.ReadResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, u := range res.Services {
+		if u.Service == "backend" {
+			n++
+			if u.Name == "backend" && u.CPUUserS+u.CPUSysS <= 0 {
+				t.Errorf("%s used no CPU over the step: %+v", u.Name, u)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d backends accounted, want 2", n)
 	}
 }

@@ -34,6 +34,11 @@ type instance struct {
 	ready   time.Time
 	faulted bool        // killed or paused on purpose by a step's event
 	host    *hosts.Host // the emulated host it runs on; nil: msbench's
+	// What a restart starts again: the service, replica and the
+	// placeholders it was started with; nil svc for a dependency.
+	svc     *study.Service
+	replica int
+	shared  map[string]string
 }
 
 // deployment is everything one variant runs: started in dependency order,
@@ -43,6 +48,7 @@ type deployment struct {
 	// gives in-flight requests a short grace instead of a clean shutdown in
 	// order.
 	ctx       context.Context
+	cfg       deployConfig      // what started it, for restarts
 	values    map[string]string // placeholders: builds, variant, services, dependencies, setup
 	group     proc.Group
 	deps      []*deps.Instance
@@ -72,7 +78,7 @@ type deployConfig struct {
 // deploy starts every service of the study for one variant and waits until
 // each is ready. On error everything started so far is stopped.
 func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
-	d = &deployment{ctx: ctx, acct: c.acct, sampler: resources.NewSampler(0)}
+	d = &deployment{ctx: ctx, cfg: c, acct: c.acct, sampler: resources.NewSampler(0)}
 	d.tmp, err = os.MkdirTemp(c.tmpRoot, "svc-")
 	if err == nil {
 		// Dependencies run as their own system users (postgres, mysql),
@@ -209,7 +215,7 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if err != nil {
 		return nil, err
 	}
-	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started, host: on}
+	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started, host: on, svc: svc, replica: replica, shared: shared}
 	d.instances = append(d.instances, inst)
 	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes, CPUSet: c.place.service(svc.Name)}
 	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {

@@ -4,11 +4,15 @@
 package faasgateway
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
@@ -79,10 +83,11 @@ func stagesOf(ds *analysis.Dataset, variant, step string, rep int) faasStages {
 	}
 }
 
-// faasCell indexes the measurements by framework, policy and endpoint.
-type faasCell struct{ framework, policy, endpoint string }
+// faasCell indexes the measurements by framework, policy, endpoint and
+// link delay ("" in a study without a delay axis).
+type faasCell struct{ framework, policy, endpoint, delay string }
 
-// cells measures every framework, policy and endpoint: over all
+// cells measures every framework, policy, endpoint and delay: over all
 // repetitions when rep is 0, else in that one.
 func cells(ds *analysis.Dataset, rep int) (map[faasCell]faasStages, []string) {
 	var endpoints []string
@@ -91,20 +96,31 @@ func cells(ds *analysis.Dataset, rep int) (map[faasCell]faasStages, []string) {
 		e := st.Params["endpoint"]
 		endpoints = append(endpoints, e)
 		for _, v := range ds.Variants {
-			out[faasCell{v.Get("framework"), v.Get("policy"), e}] = stagesOf(ds, v.Key(), st.Name, rep)
+			out[faasCell{v.Get("framework"), v.Get("policy"), e, v.Get("delay")}] = stagesOf(ds, v.Key(), st.Name, rep)
 		}
 	}
 	return out, endpoints
+}
+
+// delays are the link delays measured, smallest first as the study lists
+// them; one "" without a delay axis.
+func delays(ds *analysis.Dataset) []string {
+	if d := ds.AxisValues("delay"); len(d) > 0 {
+		return d
+	}
+	return []string{""}
 }
 
 func (faas) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
 	frameworks := ds.AxisValues("framework")
 	policies := ds.AxisValues("policy")
 	all, endpoints := cells(ds, 0)
-	breakdown, err := faasBreakdown(all, frameworks, policies, endpoints)
+	ds0 := delays(ds)[0]
+	breakdown, err := faasBreakdown(all, frameworks, policies, endpoints, delays(ds))
 	if err != nil {
 		return analysis.Result{}, err
 	}
+	sections := []analysis.Section{}
 	intro := analysis.Section{
 		Title: "How the stages are measured",
 		Text: []string{
@@ -113,7 +129,18 @@ func (faas) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
 			"Policy dial opens a new TCP connection to the RPC server for every request, as the authors' code did; pooled reuses connections. The claims are judged on the dial runs, the paper's conditions; what pooled connections change is measured as the explanation.",
 		},
 	}
-	return analysis.Result{Sections: []analysis.Section{intro, breakdown}, Metrics: faasMetrics(ds, frameworks, policies)}, nil
+	if ds0 != "" {
+		intro.Text = append(intro.Text, "Emulated links of "+strings.Join(delays(ds), ", ")+" one way put the distance of a network between the generator and the gateway and between the gateway and the RPC server (the seed's three VMs in one data centre). The claims are judged at "+ds0+", the machine's own distance; the section on link delay shows how the ranking and the delta share move with distance.")
+	}
+	sections = append(sections, intro, breakdown)
+	if len(delays(ds)) > 1 {
+		byDelay, err := faasByDelay(all, frameworks, policies, delays(ds))
+		if err != nil {
+			return analysis.Result{}, err
+		}
+		sections = append(sections, byDelay)
+	}
+	return analysis.Result{Sections: sections, Metrics: faasMetrics(ds, frameworks, policies, ds0)}, nil
 }
 
 // smallEndpoints are the steps where a framework's own cost could show;
@@ -122,7 +149,7 @@ var smallEndpoints = []string{"empty", "math", "image"}
 
 // faasMetrics are the claims' metrics, one value per repetition, each from
 // the variants measured side by side in that repetition.
-func faasMetrics(ds *analysis.Dataset, frameworks, policies []string) map[string]claims.Metric {
+func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay string) map[string]claims.Metric {
 	m := map[string]claims.Metric{}
 	add := func(id string, x float64, ratio bool, note string) {
 		if math.IsNaN(x) {
@@ -138,7 +165,7 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string) map[string
 			var xs []float64
 			for _, f := range frameworks {
 				for _, e := range endpoints {
-					if s := c[faasCell{f, policy, e}]; s.ok {
+					if s := c[faasCell{f, policy, e, delay}]; s.ok {
 						xs = append(xs, s.deltaShr())
 					}
 				}
@@ -161,7 +188,7 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string) map[string
 				var p50s []float64
 				other := map[string]faasStages{}
 				for _, f := range frameworks {
-					if s := c[faasCell{f, p, e}]; s.ok {
+					if s := c[faasCell{f, p, e, delay}]; s.ok {
 						p50s = append(p50s, s.p50)
 						other[f] = s
 					}
@@ -179,7 +206,7 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string) map[string
 					ginSpeed = append(ginSpeed, g.p50/worstP50)
 					ginTail = append(ginTail, (g.p99/g.p50)/worstTail)
 				}
-				if fb, base := c[faasCell{"fiber", p, e}], c[faasCell{"nethttp", p, e}]; fb.ok && base.ok {
+				if fb, base := c[faasCell{"fiber", p, e, delay}], c[faasCell{"nethttp", p, e, delay}]; fb.ok && base.ok {
 					fiber = append(fiber, fb.p50/base.p50)
 				}
 			}
@@ -199,38 +226,148 @@ func medianOrNaN(xs []float64) float64 {
 	return stats.Median(xs)
 }
 
-func faasBreakdown(cells map[faasCell]faasStages, frameworks, policies, endpoints []string) (analysis.Section, error) {
+// faasBreakdown splits each round trip into its stages: a table of every
+// cell, and a chart per endpoint at the smallest delay (at larger ones the
+// links' time only adds to the network and RPC stages).
+func faasBreakdown(cells map[faasCell]faasStages, frameworks, policies, endpoints, delays []string) (analysis.Section, error) {
 	sec := analysis.Section{Title: "Where the time goes"}
 	table := analysis.Table{
 		Caption: "Means in ms (medians over repetitions). Delta share = estimated response delta / round trip.",
 		Header:  []string{"endpoint", "framework", "policy", "round trip", "network", "before RPC", "RPC transport", "function", "after RPC", "delta", "delta share", "p50", "p99"},
 	}
-	for _, e := range endpoints {
-		var cats []string
-		layers := []plot.Layer{{Name: "network and framework (caller ↔ handler)"}, {Name: "before RPC (parse, dial)"}, {Name: "RPC transport"}, {Name: "function"}, {Name: "after RPC (build response)"}}
-		for _, p := range policies {
-			for _, f := range frameworks {
-				s := cells[faasCell{f, p, e}]
-				if !s.ok {
-					continue
+	if delays[0] != "" {
+		table.Header = append([]string{"link delay"}, table.Header...)
+	}
+	for _, d := range delays {
+		for _, e := range endpoints {
+			var cats []string
+			layers := []plot.Layer{{Name: "network and framework (caller ↔ handler)"}, {Name: "before RPC (parse, dial)"}, {Name: "RPC transport"}, {Name: "function"}, {Name: "after RPC (build response)"}}
+			for _, p := range policies {
+				for _, f := range frameworks {
+					s := cells[faasCell{f, p, e, d}]
+					if !s.ok {
+						continue
+					}
+					cats = append(cats, f+" "+p)
+					for i, v := range []float64{s.network(), s.pre, s.rpcOver(), s.fn, s.after()} {
+						layers[i].Values = append(layers[i].Values, max(v, 0))
+					}
+					row := []string{e, f, p, analysis.Num(s.roundTrip, 3), analysis.Num(s.network(), 3), analysis.Num(s.pre, 3), analysis.Num(s.rpcOver(), 3),
+						analysis.Num(s.fn, 3), analysis.Num(s.after(), 3), analysis.Num(s.delta(), 3), analysis.Num(100*s.deltaShr(), 1) + "%", analysis.Num(s.p50, 3), analysis.Num(s.p99, 3)}
+					if d != "" {
+						row = append([]string{d}, row...)
+					}
+					table.Rows = append(table.Rows, row)
 				}
-				cats = append(cats, f+" "+p)
-				for i, v := range []float64{s.network(), s.pre, s.rpcOver(), s.fn, s.after()} {
-					layers[i].Values = append(layers[i].Values, max(v, 0))
-				}
-				table.Rows = append(table.Rows, []string{e, f, p, analysis.Num(s.roundTrip, 3), analysis.Num(s.network(), 3), analysis.Num(s.pre, 3), analysis.Num(s.rpcOver(), 3),
-					analysis.Num(s.fn, 3), analysis.Num(s.after(), 3), analysis.Num(s.delta(), 3), analysis.Num(100*s.deltaShr(), 1) + "%", analysis.Num(s.p50, 3), analysis.Num(s.p99, 3)})
 			}
+			if len(cats) == 0 || d != delays[0] {
+				continue
+			}
+			title, caption := "/"+e+": mean time per stage", "/"+e+": the caller's mean round trip split by Server-Timing into stages."
+			if d != "" {
+				title += " (link delay " + d + ")"
+				caption = "/" + e + ", link delay " + d + ": the caller's mean round trip split by Server-Timing into stages."
+			}
+			svg, err := plot.StackedBars(title, "ms per request", cats, layers, plot.Options{})
+			if err != nil {
+				return sec, err
+			}
+			sec.Figures = append(sec.Figures, analysis.Figure{Caption: caption, SVG: svg})
 		}
-		if len(cats) == 0 {
-			continue
-		}
-		svg, err := plot.StackedBars("/"+e+": mean time per stage", "ms per request", cats, layers, plot.Options{})
-		if err != nil {
-			return sec, err
-		}
-		sec.Figures = append(sec.Figures, analysis.Figure{Caption: "/" + e + ": the caller's mean round trip split by Server-Timing into stages.", SVG: svg})
 	}
 	sec.Tables = append(sec.Tables, table)
 	return sec, nil
+}
+
+// faasByDelay shows how distance changes the picture: per delay and
+// policy, the frameworks from fastest to slowest (median of their p50s
+// over the small endpoints), the spread between the ends, and the delta
+// shares; and the same as curves against the delay.
+func faasByDelay(cells map[faasCell]faasStages, frameworks, policies, delays []string) (analysis.Section, error) {
+	sec := analysis.Section{
+		Title: "Ranking and response delta at each link delay",
+		Text: []string{"Each link adds its delay one way to both directions of every connection it carries: the generator's requests to the gateway, and the gateway's calls to the RPC server (and, under the dial policy, the handshake of each new connection). " +
+			"Ranks come from the median over /empty, /math and /image of each framework's median latency; a change of rank smaller than the A/A noise floor is no change."},
+	}
+	table := analysis.Table{
+		Caption: "Per link delay and policy: frameworks fastest first (median latency in ms, median over the small endpoints), slowest/fastest, and the delta share (median over frameworks).",
+		Header:  []string{"link delay", "policy", "ranking, fastest first", "slowest / fastest", "delta share /empty,/math", "delta share /image"},
+	}
+	var p50Series, shareSeries []plot.XYSeries
+	for _, p := range policies {
+		for _, f := range frameworks {
+			p50Series = append(p50Series, plot.XYSeries{Name: f + " " + p, Points: true})
+			shareSeries = append(shareSeries, plot.XYSeries{Name: f + " " + p, Points: true})
+		}
+	}
+	for _, d := range delays {
+		ms, err := linksDelayMs(d)
+		if err != nil {
+			return sec, err
+		}
+		k := 0
+		for _, p := range policies {
+			type ranked struct {
+				name string
+				p50  float64
+			}
+			var rank []ranked
+			var small, image []float64
+			for _, f := range frameworks {
+				var p50s, shares []float64
+				for _, e := range smallEndpoints {
+					if s := cells[faasCell{f, p, e, d}]; s.ok {
+						p50s = append(p50s, s.p50)
+						if e == "image" {
+							image = append(image, s.deltaShr())
+						} else {
+							small = append(small, s.deltaShr())
+							shares = append(shares, s.deltaShr())
+						}
+					}
+				}
+				y, share := medianOrNaN(p50s), medianOrNaN(shares)
+				p50Series[k].X, p50Series[k].Y = append(p50Series[k].X, ms), append(p50Series[k].Y, y)
+				shareSeries[k].X, shareSeries[k].Y = append(shareSeries[k].X, ms), append(shareSeries[k].Y, 100*share)
+				k++
+				if !math.IsNaN(y) {
+					rank = append(rank, ranked{f, y})
+				}
+			}
+			if len(rank) == 0 {
+				continue
+			}
+			slices.SortFunc(rank, func(a, b ranked) int { return cmp.Compare(a.p50, b.p50) })
+			names := make([]string, len(rank))
+			for i, r := range rank {
+				names[i] = r.name + " " + analysis.Num(r.p50, 3)
+			}
+			table.Rows = append(table.Rows, []string{d, p, strings.Join(names, " < "), analysis.Num(rank[len(rank)-1].p50/rank[0].p50, 3),
+				analysis.Num(100*medianOrNaN(small), 1) + "%", analysis.Num(100*medianOrNaN(image), 1) + "%"})
+		}
+	}
+	sec.Tables = append(sec.Tables, table)
+	for _, c := range []struct {
+		title, y string
+		series   []plot.XYSeries
+	}{
+		{"Median latency against link delay", "median latency, ms (median over /empty, /math, /image)", p50Series},
+		{"Response delta share against link delay", "delta share of the round trip, % (/empty, /math)", shareSeries},
+	} {
+		svg, err := plot.Lines(c.title, "link delay one way, ms", c.y, c.series, plot.Options{})
+		if err != nil {
+			return sec, err
+		}
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: c.title + ", per framework and policy.", SVG: svg})
+	}
+	return sec, nil
+}
+
+// linksDelayMs reads a delay axis value such as 0.5ms.
+func linksDelayMs(d string) (float64, error) {
+	v, err := links.ParseDuration(d)
+	if err != nil {
+		return 0, fmt.Errorf("delay axis value %q: %w", d, err)
+	}
+	return float64(v.Nanoseconds()) / 1e6, nil
 }

@@ -1,6 +1,8 @@
 package faasgateway
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/msbench/msbench/internal/analysis"
@@ -16,8 +18,22 @@ type stageMeans struct{ rt, h, r, f, p50, p99 float64 }
 
 func faasDataset(t *testing.T, m map[[3]string]stageMeans) *analysis.Dataset {
 	t.Helper()
+	return faasDelayDataset(t, nil, func(v study.Variant, step string) (stageMeans, bool) {
+		sm, ok := m[[3]string{v.Get("framework"), v.Get("policy"), step}]
+		return sm, ok
+	})
+}
+
+// faasDelayDataset is faasDataset with a delay axis of these values when
+// delays is not nil, each cell's means from at.
+func faasDelayDataset(t *testing.T, delays []string, at func(v study.Variant, step string) (stageMeans, bool)) *analysis.Dataset {
+	t.Helper()
+	axes := []study.Axis{{Name: "framework", Values: []string{"nethttp", "gin", "fiber"}}, {Name: "policy", Values: []string{"pooled", "dial"}}}
+	if delays != nil {
+		axes = append(axes, study.Axis{Name: "delay", Values: delays})
+	}
 	s := &study.Study{Name: "faas-gateway", Repetitions: 3,
-		Variants: []study.Axis{{Name: "framework", Values: []string{"nethttp", "gin", "fiber"}}, {Name: "policy", Values: []string{"pooled", "dial"}}},
+		Variants: axes,
 		Load: study.Plan{Steps: []*study.Step{
 			{Name: "empty", Params: map[string]string{"endpoint": "empty"}},
 			{Name: "math", Params: map[string]string{"endpoint": "math"}},
@@ -27,7 +43,7 @@ func faasDataset(t *testing.T, m map[[3]string]stageMeans) *analysis.Dataset {
 	var units []*analysis.Unit
 	for _, v := range s.Matrix() {
 		for _, st := range s.Load.Steps {
-			sm, ok := m[[3]string{v.Get("framework"), v.Get("policy"), st.Name}]
+			sm, ok := at(v, st.Name)
 			if !ok {
 				continue
 			}
@@ -101,5 +117,53 @@ func TestFaasStages(t *testing.T) {
 	// network 4 ms, half of it before the gateway: delta = 10 − 2 − 0.5 − 4.
 	if s.network() != 4 || s.after() != 1.5 || s.rpcOver() != 1 || s.delta() != 3.5 || s.deltaShr() != 0.35 {
 		t.Fatalf("stages %+v: network %v after %v rpc %v delta %v", s, s.network(), s.after(), s.rpcOver(), s.delta())
+	}
+}
+
+// With links, the claims are judged at the smallest delay, and the delay
+// section ranks the frameworks at each: here fiber is fastest at 0ms and
+// gin at 2ms, and the delta share grows with distance.
+func TestFaasByDelay(t *testing.T) {
+	ds := faasDelayDataset(t, []string{"0ms", "2ms"}, func(v study.Variant, step string) (stageMeans, bool) {
+		p50 := map[string]float64{"nethttp": 1.0, "gin": 1.2, "fiber": 0.8}[v.Get("framework")]
+		rt, h := 1.0, 0.9
+		if v.Get("delay") == "2ms" {
+			p50 = map[string]float64{"nethttp": 9.0, "gin": 8.5, "fiber": 9.5}[v.Get("framework")]
+			rt, h = 9.0, 5.0
+		}
+		return stageMeans{rt: rt, h: h, r: 0.3, f: 0.1, p50: p50, p99: 2 * p50}, true
+	})
+	res, err := faas{}.Analyze(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Metrics["fiber-vs-nethttp"].PerRun; len(got) != 3 || math.Abs(got[0]-0.8) > 1e-9 {
+		t.Errorf("fiber-vs-nethttp per run %v, want 0.8 (judged at 0ms)", got)
+	}
+	var byDelay *analysis.Section
+	for i := range res.Sections {
+		if strings.HasPrefix(res.Sections[i].Title, "Ranking and response delta") {
+			byDelay = &res.Sections[i]
+		}
+	}
+	if byDelay == nil {
+		t.Fatal("no section on link delay")
+	}
+	rows := byDelay.Tables[0].Rows
+	if len(rows) != 4 {
+		t.Fatalf("rows %v, want one per delay and policy", rows)
+	}
+	for _, r := range rows {
+		first := strings.Fields(r[2])[0]
+		if want := map[string]string{"0ms": "fiber", "2ms": "gin"}[r[0]]; first != want {
+			t.Errorf("at %s (%s) the fastest is %s, want %s: %s", r[0], r[1], first, want, r[2])
+		}
+	}
+	// delta = rt − (rt−h)/2 − pre − rpc: 0ms (1−0.05−0.3)/1 = 65%; 2ms (9−2−0.3)/9 = 74.4%.
+	if rows[0][4] != "65.0%" || rows[2][4] != "74.4%" {
+		t.Errorf("delta shares %s at 0ms, %s at 2ms, want 65.0%% and 74.4%%", rows[0][4], rows[2][4])
+	}
+	if len(byDelay.Figures) != 2 {
+		t.Errorf("%d figures, want latency and delta share against delay", len(byDelay.Figures))
 	}
 }
