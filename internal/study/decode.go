@@ -237,3 +237,17 @@ func kindName(n *yaml.Node) string {
 	}
 	return fmt.Sprintf("%q", n.Value)
 }
+
+// resolveAliases puts the anchored node in place of every alias (*name)
+// under n, so that a study file may share a block (env: &common …, env:
+// *common) and every reader sees the block itself. A mistake in a shared
+// block is reported at the anchor's line, where it is written.
+func resolveAliases(n *yaml.Node) {
+	for i, c := range n.Content {
+		for c.Kind == yaml.AliasNode && c.Alias != nil {
+			c = c.Alias
+		}
+		n.Content[i] = c
+		resolveAliases(c)
+	}
+}

@@ -82,6 +82,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 		return nil, d.err()
 	}
 	doc := root.Content[0]
+	resolveAliases(doc)
 	s := &Study{File: file, Repetitions: 1}
 	var profiles, aa *yaml.Node
 	present := map[string]bool{}

@@ -297,3 +297,22 @@ func wantFieldError(t *testing.T, base string, replace [2]string, want string) {
 		t.Fatalf("error %v is not a FieldError", err)
 	}
 }
+
+// A block shared through a YAML anchor reads as the block itself.
+func TestAliases(t *testing.T) {
+	s, err := Parse("a.yaml", []byte(`study: a
+services:
+  one: {command: "x", env: &common {A: "1", B: "{addr}"}, ready: {tcp: "{addr}"}}
+  two: {command: "y", env: *common, ready: {tcp: "{addr}"}}
+load: {service: one, steps: [{name: s, requests: 1, targets: &t [{path: /}]}, {name: u, requests: 1, targets: *t}]}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := s.Service("two").Env; len(env) != 2 || env[1] != [2]string{"B", "{addr}"} {
+		t.Fatalf("two's env %v", env)
+	}
+	if len(s.Load.Steps[1].Targets) != 1 || s.Load.Steps[1].Targets[0].Path != "/" {
+		t.Fatalf("u's targets %+v", s.Load.Steps[1].Targets)
+	}
+}
