@@ -63,6 +63,26 @@ func placementTable(p *results.Placement) analysis.Table {
 	return t
 }
 
+// hostsTable shows the emulated hosts of the first variant that ran on
+// any (the study's hosts: are the same for every variant).
+func hostsTable(ds *analysis.Dataset) (analysis.Table, bool) {
+	for _, v := range ds.Variants {
+		st, err := ds.Startup(1, v.Key())
+		if err != nil || st == nil || len(st.Hosts) == 0 {
+			continue
+		}
+		t := analysis.Table{
+			Caption: fmt.Sprintf("Emulated hosts: each a network namespace with its own address; the generator, the link proxies and the dependencies' forwarders are on msbench's side of the bridge, %s.", st.LabAddr),
+			Header:  []string{"host", "address", "runs"},
+		}
+		for _, h := range st.Hosts {
+			t.Rows = append(t.Rows, []string{h.Name, h.Addr, strings.Join(h.Instances, ", ")})
+		}
+		return t, true
+	}
+	return analysis.Table{}, false
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"

@@ -350,6 +350,9 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 	if p.Placement != nil {
 		sec.Tables = append(sec.Tables, placementTable(p.Placement))
 	}
+	if t, ok := hostsTable(ds); ok {
+		sec.Tables = append(sec.Tables, t)
+	}
 	if len(ds.State.Failed) > 0 {
 		t := analysis.Table{Caption: "Runs that failed (their logs are in logs/).", Header: []string{"run", "why"}}
 		for _, k := range slices.Sorted(maps.Keys(ds.State.Failed)) {

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/msbench/msbench/internal/report"
 	"github.com/msbench/msbench/internal/results"
 )
 
@@ -56,6 +58,16 @@ func TestHosts(t *testing.T) {
 		t.Errorf("the link's proxy must listen on msbench's side of the bridge %s: %+v", lab, st.Links)
 	}
 	assertClosed(t, st.Links)
+	html, err := report.Write(dir, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(html)
+	for _, want := range []string{"Emulated hosts", st.Hosts[1].Addr, "backend"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the report does not show %q", want)
+		}
+	}
 	if left, _ := filepath.Glob("/run/netns/msbench-" + strconv.Itoa(os.Getpid()) + "-*"); len(left) > 0 {
 		t.Errorf("namespaces left: %v", left)
 	}
