@@ -24,6 +24,7 @@ import (
 	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/tokens"
 )
 
 // ErrInterrupted reports a run stopped by its context; what was measured
@@ -164,6 +165,17 @@ func (r *runner) open(ctx context.Context) error {
 		return err
 	}
 	r.values = map[string]string{"root": r.opts.Root, "data": r.opts.DataDir}
+	// A fresh key per run (and per resumption): no token outlives the
+	// processes it was made for, and none is written to the run's files.
+	for _, spec := range r.study.Tokens {
+		m, err := tokens.Mint(spec, time.Now())
+		if err != nil {
+			return err
+		}
+		for k, v := range m.Values() {
+			r.values["tokens."+spec.Name+"."+k] = v
+		}
+	}
 	twin := ""
 	if t, ok := r.study.Twin(); ok {
 		twin = " + the A/A twin " + t.Key()

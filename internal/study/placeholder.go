@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/msbench/msbench/internal/placeholder"
+	"github.com/msbench/msbench/internal/tokens"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,11 +24,13 @@ import (
 //	                          password, database (and dsn for MariaDB)
 //	{root} {data}             the repository root; the shared data directory
 //	{setup.NAME.KEY}          a value captured from the answer to setup request NAME
+//	{tokens.NAME.KEY}         a minted token (KEY token) and what verifies it
+//	                          (secret for HS*, public_key for RS256)
 //	{AXIS}                    the variant's value on that axis, e.g. {framework}
 //	{AXIS.ATTR}               an attribute of that value (axes given as mappings)
 
 // reserved names cannot be axis names.
-var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "root": true, "data": true}
+var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "tokens": true, "root": true, "data": true}
 
 func reservedList() string {
 	var names []string
@@ -102,6 +105,11 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 			return ""
 		}
 		return "want {setup.NAME.KEY} of a setup request that captures KEY"
+	case parts[0] == "tokens":
+		if len(parts) == 3 && slices.Contains(tokens.Keys, parts[2]) && slices.ContainsFunc(s.Tokens, func(t tokens.Spec) bool { return t.Name == parts[1] }) {
+			return ""
+		}
+		return "want {tokens.NAME.KEY} of a declared token, KEY one of " + strings.Join(tokens.Keys, ", ")
 	case parts[0] == "dep":
 		if len(parts) != 3 || s.Dependency(parts[1]) == nil || !slices.Contains(depKeys, parts[2]) {
 			return "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", ")

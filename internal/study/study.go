@@ -6,6 +6,8 @@ package study
 import (
 	"time"
 
+	"github.com/msbench/msbench/internal/tokens"
+
 	"github.com/msbench/msbench/internal/load"
 )
 
@@ -21,9 +23,10 @@ type Study struct {
 	Variants    []Axis    // the matrix; each combination is one variant
 	Setup       []*Target // requests sent once per variant before the load, capturing values
 	Load        Plan
-	Placement   *Placement // cores of the generator, services, dependencies; nil: the default
-	Links       []*Link    // emulated network links between services, dependencies and the generator
-	Hosts       []*Host    // emulated machines, each a network namespace; nil: all on msbench's
+	Placement   *Placement    // cores of the generator, services, dependencies; nil: the default
+	Links       []*Link       // emulated network links between services, dependencies and the generator
+	Hosts       []*Host       // emulated machines, each a network namespace; nil: all on msbench's
+	Tokens      []tokens.Spec // JSON Web Tokens minted with a fresh key for every run
 	Repetitions int
 	// AA is the key of the variant measured twice in every repetition, as
 	// two independent deployments, so that the report can tell how far

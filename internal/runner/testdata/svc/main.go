@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 func main() {
@@ -37,7 +40,16 @@ func main() {
 		fmt.Fprintf(w, `{"served": %d}`, served.Load())
 	})
 	mux.HandleFunc("POST /stats/reset", func(w http.ResponseWriter, _ *http.Request) { served.Store(0) })
-	mux.HandleFunc("/hello", func(w http.ResponseWriter, _ *http.Request) {
+	// JWT_SECRET: /hello wants an HS256 token signed with it.
+	secret := os.Getenv("JWT_SECRET")
+	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) {
+		if secret != "" {
+			raw, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if _, err := jwt.Parse(raw, func(*jwt.Token) (any, error) { return []byte(secret), nil }, jwt.WithValidMethods([]string{"HS256"})); err != nil {
+				http.Error(w, err.Error(), http.StatusUnauthorized)
+				return
+			}
+		}
 		if n := served.Add(1); crashAfter > 0 && n > crashAfter {
 			log.Fatalf("crashing after %d requests as asked", crashAfter)
 		}
