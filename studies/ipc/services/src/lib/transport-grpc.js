@@ -1,0 +1,95 @@
+'use strict';
+// gRPC/protobuf with @grpc/grpc-js: one .proto per service (../../proto),
+// one unary method each, and a deadline on every call. A malformed request
+// (bytes that are not the request message) is answered by grpc-js with an
+// error status before it reaches the handler.
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const { CallError, NOT_FOUND, INVALID, FAILED, TIMEOUT, kindOf } = require('./errors');
+const { drained } = require('./lifecycle');
+const { checkId } = require('./ids');
+const { throttled } = require('./log');
+const config = require('./config');
+const { SERVICES, NAMES } = require('./services');
+
+const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
+// Messages as plain objects with the .proto's field names, every field
+// present (proto3 leaves defaults off the wire), so a reply reads the same
+// as the REST and AMQP styles' JSON.
+const LOAD_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true };
+const STATUS = { [NOT_FOUND]: grpc.status.NOT_FOUND, [INVALID]: grpc.status.INVALID_ARGUMENT, [FAILED]: grpc.status.INTERNAL };
+const KIND = { [grpc.status.NOT_FOUND]: NOT_FOUND, [grpc.status.INVALID_ARGUMENT]: INVALID, [grpc.status.DEADLINE_EXCEEDED]: TIMEOUT };
+// A request is a few bytes; anything much larger is not one.
+const MAX_MESSAGE = 16_384;
+// grpc-js backs off up to 120 s between reconnects by default; a restarted
+// service would then wait that long for the gateway to notice it.
+const CHANNEL_OPTIONS = { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000 };
+
+function stubClass(service) {
+  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(path.join(PROTO_DIR, `${service.name}.proto`), LOAD_OPTIONS));
+  return service.grpc.service.split('.').reduce((scope, name) => scope[name], pkg);
+}
+
+function serverSettings() {
+  return {};
+}
+
+async function serve(service, handle, addr) {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE });
+  server.addService(stubClass(service).service, {
+    [service.grpc.method]: (call, callback) => {
+      const answer = async () => {
+        const request = {};
+        for (const field of service.fields) request[field] = checkId(call.request[field], field);
+        return handle(request);
+      };
+      answer().then(
+        (reply) => callback(null, reply),
+        (err) => {
+          const kind = kindOf(err);
+          if (kind === FAILED) throttled(`${service.name} failed: ${err.message}`);
+          callback({ code: STATUS[kind], details: kind === FAILED ? `${service.name} failed` : err.message });
+        },
+      );
+    },
+  });
+  await new Promise((resolve, reject) => {
+    server.bindAsync(addr.text, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+  });
+  return {
+    async close() {
+      await drained(new Promise((resolve) => server.tryShutdown(resolve)));
+      server.forceShutdown();
+    },
+  };
+}
+
+function clientSettings() {
+  return { addrs: Object.fromEntries(NAMES.map((name) => [name, config.addr(`${name.toUpperCase()}_ADDR`)])) };
+}
+
+function client({ addrs }) {
+  const stubs = Object.fromEntries(NAMES.map((name) => {
+    const Stub = stubClass(SERVICES[name]);
+    return [name, new Stub(addrs[name].text, grpc.credentials.createInsecure(), CHANNEL_OPTIONS)];
+  }));
+  return {
+    ready: () => true,
+    stats: () => ({}),
+    call(name, request, deadline) {
+      const stub = stubs[name];
+      return new Promise((resolve, reject) => {
+        stub[SERVICES[name].grpc.method](request, { deadline }, (err, reply) => {
+          if (!err) resolve(reply);
+          else reject(new CallError(KIND[err.code] || FAILED, err.details || err.message));
+        });
+      });
+    },
+    async close() {
+      for (const stub of Object.values(stubs)) stub.close();
+    },
+  };
+}
+
+module.exports = { serverSettings, serve, clientSettings, client };
