@@ -6,5 +6,6 @@ package main
 import (
 	_ "github.com/msbench/msbench/studies/cache/analysis"
 	_ "github.com/msbench/msbench/studies/faas-gateway/analysis"
+	_ "github.com/msbench/msbench/studies/ipc/analysis"
 	_ "github.com/msbench/msbench/studies/thread-vs-fiber/analysis"
 )

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,19 @@ func TestHosts(t *testing.T) {
 	// 2 ms each way between the hosts; a busy machine adds, never takes.
 	if call := s.ServerTiming["handler"].P50; call < 3.9 {
 		t.Errorf("the front's call to the backend took %.3f ms at the median, want at least 4 (a 2 ms link)", call)
+	}
+	res, err := r.StepDir(1, "default", "steady").ReadResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accounted []string
+	for _, u := range res.Services {
+		accounted = append(accounted, u.Name)
+	}
+	for _, want := range []string{"broker", "broker-epmd", "cache", "front", "backend"} {
+		if !slices.Contains(accounted, want) {
+			t.Errorf("%s is not accounted: %v", want, accounted)
+		}
 	}
 	st, err := r.VariantDir(1, "default").ReadStartup()
 	if err != nil {

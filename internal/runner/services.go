@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -267,7 +268,9 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 	for i, p := range in.Processes() {
 		name := dep.Name
 		if i > 0 {
-			name = fmt.Sprintf("%s-%s", dep.Name, p.Name())
+			// A helper's process is named DEP/PROGRAM; an accounted name
+			// is one path element.
+			name = dep.Name + "-" + path.Base(p.Name())
 		}
 		tracked, err := d.track(c.acct, name, p.Pid(), limits)
 		if err != nil {

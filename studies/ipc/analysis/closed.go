@@ -1,0 +1,289 @@
+package ipc
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/plot"
+	"github.com/msbench/msbench/internal/stats"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// paperWindowS is the length of the paper's throughput tests: it counted
+// the requests completed in 180 s.
+const paperWindowS = 180
+
+// per180 is a closed step's requests answered with a product page, scaled
+// from its window to the paper's 180 s.
+func per180(st *study.Step) func(u *analysis.Unit) float64 {
+	return func(u *analysis.Unit) float64 {
+		return float64(u.Summary.Successes) * paperWindowS / stepWindow(st, u).Seconds()
+	}
+}
+
+func meanResponse(u *analysis.Unit) float64 { return u.Summary.Latency.Mean }
+
+// closedRuns is, by repetition, what of(step) measures of a style at a
+// delay in the closed step with that many users; empty when the run has no
+// such step.
+func (r *ipcRun) closedRuns(style, delay string, users float64, of func(st *study.Step) func(u *analysis.Unit) float64) map[int]float64 {
+	st := at(r.closed, users)
+	if st == nil {
+		return map[int]float64{}
+	}
+	return r.ds.PerRun(r.key(style, delay), st.Name, of(st))
+}
+
+// tputRuns is the requests per 180 s of a style, by repetition.
+func (r *ipcRun) tputRuns(style, delay string, users float64) map[int]float64 {
+	return r.closedRuns(style, delay, users, per180)
+}
+
+// meanRuns is the mean response time of a style, by repetition.
+func (r *ipcRun) meanRuns(style, delay string, users float64) map[int]float64 {
+	return r.closedRuns(style, delay, users, func(*study.Step) func(u *analysis.Unit) float64 { return meanResponse })
+}
+
+// medianCI is the median over repetitions with the ends of a 95% interval
+// of the mean, NaN with fewer than two.
+func medianCI(runs map[int]float64) (med, lo, hi float64) {
+	xs := byRep(runs)
+	lo, hi = stats.MeanCI(xs, 0.95)
+	return stats.Median(xs), lo, hi
+}
+
+func usersLabel(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) + " users" }
+
+func (r *ipcRun) throughputSection() (analysis.Section, error) {
+	sec := analysis.Section{
+		Title: "Throughput against users (the paper's 180-s tests)",
+		Text: []string{
+			"Requests answered with a product page per 180 s (successes in the measured window × 180 s / the window), closed model. Bars: the median over repetitions at " + r.base + " with the 95% interval of the mean; beside them the paper's counts where it published them (200 users only: at 50 and 100 users it gave differences, set beside ours in the second table).",
+			r.notMeasured(closedSteps),
+		},
+	}
+	var cats []string
+	for _, l := range r.closed {
+		cats = append(cats, usersLabel(l.x))
+	}
+	var ours, paper []plot.Series
+	for _, style := range styles {
+		s := plot.Series{Name: style + " (msbench)"}
+		p := plot.Series{Name: style + " (paper)"}
+		for _, l := range r.closed {
+			med, lo, hi := medianCI(r.tputRuns(style, r.base, l.x))
+			s.Values, s.Low, s.High = append(s.Values, med), append(s.Low, lo), append(s.High, hi)
+			pv := analysis.NaN
+			if l.x == 200 {
+				pv = r.paperPoint("throughput-200", style)
+			}
+			p.Values = append(p.Values, pv)
+		}
+		ours, paper = append(ours, s), append(paper, p)
+	}
+	if len(cats) > 0 {
+		svg, err := plot.GroupedBars("Requests completed per 180 s", "requests answered 200 per 180 s", cats, append(ours, paper...), plot.Options{})
+		if err != nil {
+			return sec, err
+		}
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: "Throughput against users at " + r.base + ", msbench beside the paper (which ran on 3 nodes of 2 vCPU: compare the order, not the heights).", SVG: svg})
+	}
+	t := analysis.Table{
+		Caption: "Per variant and users: median over repetitions (95% interval of the mean).",
+		Header:  []string{"variant", "users", "reps", "requests per 180 s", "errors %", "mean response ms"},
+	}
+	for _, delay := range r.delays {
+		for _, style := range styles {
+			k := r.key(style, delay)
+			for _, l := range r.closed {
+				units := r.ds.Units(k, l.step.Name)
+				if len(units) == 0 {
+					continue
+				}
+				errs := r.ds.PerRun(k, l.step.Name, func(u *analysis.Unit) float64 { return 100 * (1 - u.Summary.SuccessRate) })
+				t.Rows = append(t.Rows, []string{k, analysis.Num(l.x, 0), strconv.Itoa(len(units)), analysis.WithCI(byRep(r.ds.PerRun(k, l.step.Name, per180(l.step))), 0),
+					analysis.WithCI(byRep(errs), 2), analysis.WithCI(byRep(r.ds.PerRun(k, l.step.Name, meanResponse)), 1)})
+			}
+		}
+	}
+	sec.Tables = append(sec.Tables, t, r.paperDifferences())
+	return sec, nil
+}
+
+// paperDifferences sets each figure the paper gave beside the same figure
+// measured, per repetition from the styles measured side by side.
+func (r *ipcRun) paperDifferences() analysis.Table {
+	t := analysis.Table{
+		Caption: "The paper's figures beside ours at " + r.base + ": differences per repetition between styles measured in it, median (95% interval of the mean). Our absolute counts depend on this machine; the sign is what a claim compares.",
+		Header:  []string{"users", "figure", "paper", "msbench"},
+	}
+	diff := func(a, b float64) float64 { return a - b }
+	tput := func(style string, users float64) map[int]float64 { return r.tputRuns(style, r.base, users) }
+	mean := func(style string) map[int]float64 { return r.meanRuns(style, r.base, 100) }
+	betterOthers, _ := across(func(xs []float64) (float64, bool) { return min(xs[0], xs[1]) - xs[2], true }, mean(rest), mean(amqp), mean(grpc))
+	kept := func(style string) []float64 {
+		return analysis.Paired(tput(style, 200), tput(style, 100), analysis.Ratio)
+	}
+	for _, row := range []struct {
+		users  float64
+		figure string
+		paper  float64
+		ours   []float64
+		digits int
+	}{
+		{50, "gRPC − REST, requests", r.paperPoint("throughput-diff-50", "grpc-minus-rest"), analysis.Paired(tput(grpc, 50), tput(rest, 50), diff), 0},
+		{50, "gRPC − RabbitMQ, requests", r.paperPoint("throughput-diff-50", "grpc-minus-amqp"), analysis.Paired(tput(grpc, 50), tput(amqp, 50), diff), 0},
+		{100, "RabbitMQ − REST, requests", r.paperPoint("throughput-diff-100", "amqp-minus-rest"), analysis.Paired(tput(amqp, 100), tput(rest, 100), diff), 0},
+		{100, "the better mean response of REST and RabbitMQ − gRPC's, ms", r.paperValue("response-diff-100"), byRep(betterOthers), 1},
+		{200, "RabbitMQ, requests", r.paperPoint("throughput-200", amqp), byRep(tput(amqp, 200)), 0},
+		{200, "gRPC − RabbitMQ, requests", r.paperPoint("throughput-200", grpc) - r.paperPoint("throughput-200", amqp), analysis.Paired(tput(grpc, 200), tput(amqp, 200), diff), 0},
+		{200, "REST − RabbitMQ, requests", r.paperPoint("throughput-200", rest) - r.paperPoint("throughput-200", amqp), analysis.Paired(tput(rest, 200), tput(amqp, 200), diff), 0},
+		{200, "REST: at 200 users / at 100 users", analysis.NaN, kept(rest), 3},
+		{200, "gRPC: at 200 users / at 100 users", analysis.NaN, kept(grpc), 3},
+		{200, "RabbitMQ: at 200 users / at 100 users", analysis.NaN, kept(amqp), 3},
+	} {
+		paper := analysis.Num(row.paper, row.digits)
+		if row.paper != row.paper {
+			paper = "not published"
+		}
+		t.Rows = append(t.Rows, []string{analysis.Num(row.users, 0), row.figure, paper, analysis.WithCI(row.ours, row.digits)})
+	}
+	return t
+}
+
+// percentiles are the latency figures drawn against users.
+var percentiles = []struct {
+	name string
+	of   func(u *analysis.Unit) float64
+}{
+	{"p50", func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }},
+	{"p95", func(u *analysis.Unit) float64 { return u.Summary.Latency.P95 }},
+	{"p99", func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }},
+}
+
+func (r *ipcRun) latencySection() (analysis.Section, error) {
+	sec := analysis.Section{
+		Title: "Latency against users",
+		Text: []string{
+			"What the paper did not report beside its throughput: the percentiles of the response time of the same closed steps. Medians over repetitions of each repetition's percentile (a percentile is never pooled over repetitions).",
+			r.notMeasured(closedSteps),
+		},
+	}
+	for _, p := range percentiles {
+		if len(r.closed) == 0 {
+			break
+		}
+		var series []plot.XYSeries
+		for _, style := range styles {
+			s := plot.XYSeries{Name: style, Points: true}
+			for _, l := range r.closed {
+				if y, ok := r.ds.Median(r.key(style, r.base), l.step.Name, p.of); ok {
+					s.X, s.Y = append(s.X, l.x), append(s.Y, y)
+				}
+			}
+			series = append(series, s)
+		}
+		svg, err := plot.Lines(p.name+" latency against users", "users (closed model)", p.name+" latency, ms", series, plot.Options{})
+		if err != nil {
+			return sec, err
+		}
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: p.name + " of the response time against users, per style, at " + r.base + ".", SVG: svg})
+	}
+	t := analysis.Table{Caption: "Per variant and users, ms: medians over repetitions.", Header: []string{"variant", "users", "p50", "p95", "p99", "max"}}
+	for _, delay := range r.delays {
+		for _, style := range styles {
+			k := r.key(style, delay)
+			for _, l := range r.closed {
+				row := []string{k, analysis.Num(l.x, 0)}
+				for _, p := range percentiles {
+					y, _ := r.ds.Median(k, l.step.Name, p.of)
+					row = append(row, analysis.Num(y, 1))
+				}
+				y, ok := r.ds.Median(k, l.step.Name, func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })
+				if ok {
+					t.Rows = append(t.Rows, append(row, analysis.Num(y, 1)))
+				}
+			}
+		}
+	}
+	sec.Tables = append(sec.Tables, t)
+	return sec, nil
+}
+
+// delaySection shows how distance changes the picture: throughput and
+// median latency at 100 users against the link delay, and the ranking of
+// the styles at each delay and number of users.
+func (r *ipcRun) delaySection() (analysis.Section, error) {
+	sec := analysis.Section{
+		Title: "Throughput and latency against link delay",
+		Text: []string{"Each link adds its delay one way, to both directions of every connection between the gateway and a service or the broker, so every call's round trip gains twice the delay (for RabbitMQ: the request published to the broker and the reply taken from it); a page makes its five calls at once and waits for the slowest. " +
+			"Ranks come from each style's median over repetitions; a change of rank within the A/A noise floor is no change."},
+	}
+	if len(r.delays) < 2 {
+		sec.Text = append(sec.Text, "This run measured one link delay ("+strings.Join(r.delays, ", ")+"): no curve to draw.")
+	}
+	ranking := analysis.Table{
+		Caption: "Per users and link delay: the styles from most to fewest requests per 180 s, and from fastest to slowest median response (medians over repetitions).",
+		Header:  []string{"users", "link delay", "throughput, most first", "p50 ms, fastest first"},
+	}
+	type ranked struct {
+		style string
+		y     float64
+	}
+	rank := func(l level, delay string, f func(u *analysis.Unit) float64, better, digits int) string {
+		var rs []ranked
+		for _, style := range styles {
+			if y, ok := r.ds.Median(r.key(style, delay), l.step.Name, f); ok {
+				rs = append(rs, ranked{style, y})
+			}
+		}
+		slices.SortStableFunc(rs, func(a, b ranked) int { return better * cmp.Compare(a.y, b.y) })
+		var out []string
+		for _, x := range rs {
+			out = append(out, x.style+" "+analysis.Num(x.y, digits))
+		}
+		sep := " > "
+		if better > 0 {
+			sep = " < "
+		}
+		return strings.Join(out, sep)
+	}
+	for _, l := range r.closed {
+		for _, delay := range r.delays {
+			ranking.Rows = append(ranking.Rows, []string{analysis.Num(l.x, 0), delay, rank(l, delay, per180(l.step), -1, 0), rank(l, delay, percentiles[0].of, 1, 1)})
+		}
+	}
+	sec.Tables = append(sec.Tables, ranking)
+	st := at(r.closed, 100)
+	if st == nil {
+		sec.Text = append(sec.Text, analysis.NotMeasured([]string{"the closed step with 100 users"}))
+		return sec, nil
+	}
+	for _, c := range []struct {
+		title, y string
+		f        func(u *analysis.Unit) float64
+	}{
+		{"Throughput against link delay, 100 users", "requests answered 200 per 180 s", per180(st)},
+		{"Median latency against link delay, 100 users", "p50 latency, ms", percentiles[0].of},
+	} {
+		var series []plot.XYSeries
+		for _, style := range styles {
+			s := plot.XYSeries{Name: style, Points: true}
+			for _, delay := range r.delays {
+				if y, ok := r.ds.Median(r.key(style, delay), st.Name, c.f); ok {
+					s.X, s.Y = append(s.X, r.delayMs[delay]), append(s.Y, y)
+				}
+			}
+			series = append(series, s)
+		}
+		svg, err := plot.Lines(c.title, "link delay one way, ms", c.y, series, plot.Options{})
+		if err != nil {
+			return sec, err
+		}
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: c.title + ", per style (medians over repetitions).", SVG: svg})
+	}
+	return sec, nil
+}
