@@ -118,6 +118,9 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	// told where one that starts after it will listen.
 	addrs := map[string][]string{}
 	for _, svc := range c.study.Services {
+		if !svc.RunsIn(c.variant) {
+			continue
+		}
 		replicas := svc.Replicas
 		if svc.ReplicasFrom != "" {
 			// The study file checked that every value of the axis is a count.
@@ -148,6 +151,8 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 	if err := d.startLinks(c, values, addrs); err != nil {
 		return d, err
 	}
+	// A service the variant leaves out (when:) has no address, so
+	// nothing is started for it.
 	for _, svc := range c.study.StartOrder() {
 		for r, addr := range addrs[svc.Name] {
 			inst, err := d.start(ctx, c, svc, r, addr, d.linkValues(c, svc.Name, values))

@@ -217,7 +217,7 @@ func (d *decoder) services(n *yaml.Node) []*Service {
 	for _, e := range d.mapping(n, "services") {
 		f := join("services", e.key)
 		svc := &Service{Name: e.key, Replicas: 1, Ready: Ready{Timeout: 60 * time.Second}}
-		for _, se := range d.mapping(e.value, f, "build", "command", "dir", "env", "after", "ready", "replicas", "limits", "user") {
+		for _, se := range d.mapping(e.value, f, "build", "command", "dir", "env", "after", "ready", "replicas", "limits", "user", "when") {
 			sf := join(f, se.key)
 			switch se.key {
 			case "build":
@@ -246,6 +246,12 @@ func (d *decoder) services(n *yaml.Node) []*Service {
 				svc.Limits = d.limits(se.value, sf)
 			case "user":
 				svc.User = d.nonEmpty(se.value, sf)
+			case "when":
+				svc.When = map[string][]string{}
+				for _, we := range d.mapping(se.value, sf) {
+					svc.When[we.key] = d.strs(we.value, join(sf, we.key))
+					svc.whenLine = we.keyN.Line
+				}
 			}
 		}
 		if svc.Command == "" {
@@ -743,6 +749,9 @@ func (d *decoder) subsetVariants(s *Study, n *yaml.Node, field string) {
 				d.errorf(e.value, f, "%q is not a value of axis %s", v, e.key)
 			}
 		}
+		if s.Variants[i].declared == nil {
+			s.Variants[i].declared = s.Variants[i].Values
+		}
 		s.Variants[i].Values = vals
 	}
 }
@@ -806,6 +815,7 @@ func (d *decoder) check(s *Study) {
 		if s.Dependency(svc.Name) != nil {
 			d.errorf(nil, f, "a dependency has the same name")
 		}
+		d.checkWhen(s, svc)
 	}
 	for _, svc := range s.Services {
 		if svc.ReplicasFrom == "" {

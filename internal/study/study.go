@@ -4,6 +4,7 @@
 package study
 
 import (
+	"slices"
 	"time"
 
 	"github.com/msbench/msbench/internal/tokens"
@@ -85,6 +86,21 @@ type Service struct {
 	ReplicasFrom string
 	Limits       Limits
 	User         string // run as this system user
+	// When limits the service to the variants whose value on each named
+	// axis is one of those listed (frameworks that need a registry, say);
+	// nil: every variant.
+	When     map[string][]string
+	whenLine int
+}
+
+// RunsIn reports whether the service runs in variant v.
+func (svc *Service) RunsIn(v Variant) bool {
+	for axis, values := range svc.When {
+		if !slices.Contains(values, v.Get(axis)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Ready says how to tell a service can take requests.
@@ -107,6 +123,9 @@ type Axis struct {
 	Name   string
 	Values []string
 	Attrs  map[string]map[string]string // value → attribute → text
+	// declared are the values the file gives, before a profile keeps a
+	// subset; nil when no profile did.
+	declared []string
 }
 
 // Plan is the load plan: which service receives it and the steps, in order.
