@@ -1,0 +1,178 @@
+package apitest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/hostile"
+)
+
+// client sends requests to a gateway, each on a new connection, so that no
+// idle connection of the test's holds a program's shutdown.
+type client struct {
+	base  string
+	token string // a valid bearer token
+	http  *http.Client
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (c client) get(t *testing.T, pathAndQuery, authorization string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.base+pathAndQuery, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", pathAndQuery, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", pathAndQuery, err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
+
+// universities asks for a country's universities with the valid token.
+func (c client) universities(t *testing.T, query string) response {
+	t.Helper()
+	return c.get(t, "/universities?"+query, "Bearer "+c.token)
+}
+
+// records decodes a JSON array of universities; anything else fails.
+func records(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d (%s), want 200", r.status, r.body)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(r.body), &list); err != nil || list == nil {
+		t.Fatalf("body %.200q is not a JSON array of records: %v", r.body, err)
+	}
+	return list
+}
+
+// stillServes: the hello route answers as it should.
+func (c client) stillServes(t *testing.T) {
+	t.Helper()
+	if r := c.get(t, "/", ""); r.status != http.StatusOK || r.body != "Hello World!" {
+		t.Fatalf("GET /: %d %.200q, want 200 \"Hello World!\"", r.status, r.body)
+	}
+}
+
+// checkAPI checks a deployment through its gateway.
+func checkAPI(t *testing.T, d *deployment, data dataset) {
+	c := client{
+		base:  d.base,
+		token: sign(t, claims(), secret),
+		http:  &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}},
+	}
+
+	t.Run("hello", func(t *testing.T) {
+		r := c.get(t, "/", "")
+		if r.status != http.StatusOK || r.body != "Hello World!" {
+			t.Errorf("GET /: %d %q, want 200 \"Hello World!\" exactly", r.status, r.body)
+		}
+	})
+
+	t.Run("universities", func(t *testing.T) {
+		r := c.universities(t, "country=Finland")
+		got := records(t, r)
+		if want := data.country("Finland"); !reflect.DeepEqual(got, want) {
+			t.Errorf("Finland: %d records, want the dataset's %d, in its order\ngot  %.500v\nwant %.500v", len(got), len(want), got, want)
+		}
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("Content-Type %q, want application/json", ct)
+		}
+		if got := records(t, c.universities(t, "country=Atlantis")); len(got) != 0 {
+			t.Errorf("an unknown country: %d records, want an empty list", len(got))
+		}
+	})
+
+	t.Run("bad-tokens", func(t *testing.T) {
+		for _, bad := range badTokens(t) {
+			r := c.get(t, "/universities?country=Finland", bad.header)
+			reason := strings.TrimSpace(r.body)
+			t.Logf("%s: %d %.300s", bad.name, r.status, reason)
+			if r.status != http.StatusUnauthorized {
+				t.Errorf("%s: status %d, want 401", bad.name, r.status)
+			}
+			if reason == "" || !strings.Contains(strings.ToLower(reason), bad.says) {
+				t.Errorf("%s: reason %q, want one saying %q", bad.name, reason, bad.says)
+			}
+			c.stillServes(t)
+		}
+	})
+
+	t.Run("hostile-query", func(t *testing.T) {
+		for name, value := range map[string]string{
+			"sql":           url.QueryEscape("Finland' OR '1'='1"),
+			"html":          url.QueryEscape(`<script>alert("x")</script>`),
+			"10KB":          strings.Repeat("x", 10<<10),
+			"invalid UTF-8": "%ff",
+		} {
+			r := c.universities(t, "country="+value)
+			t.Logf("%s: %d %.120s", name, r.status, r.body)
+			switch {
+			case r.status == http.StatusOK:
+				if got := records(t, r); len(got) != 0 {
+					t.Errorf("%s: %d records, want none", name, len(got))
+				}
+			case r.status >= 400 && r.status < 500 && r.status != http.StatusUnauthorized:
+				if strings.TrimSpace(r.body) == "" {
+					t.Errorf("%s: %d without a reason", name, r.status)
+				}
+				if strings.Contains(r.body, "<script>") && strings.Contains(r.header.Get("Content-Type"), "html") {
+					t.Errorf("%s: the script comes back as HTML", name)
+				}
+			default:
+				t.Errorf("%s: status %d (%.200s), want 200 and an empty list, or a 4xx saying why", name, r.status, r.body)
+			}
+			c.stillServes(t)
+		}
+	})
+
+	t.Run("hostile-requests", func(t *testing.T) {
+		head := "GET /universities?country=Finland HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n" +
+			"Authorization: Bearer " + c.token + "\r\n"
+		cases := d.fw.hostile(hostile.Cases(head, hostile.Limits{ReadHeader: readHeaderTimeout, Read: readTimeout, MaxBody: maxBody}))
+		hostile.Check(t, d.fw.name, d.addr["ADDR"], cases, c.stillServes)
+	})
+
+	// Last, because it changes the dataset: the Finnish universities are
+	// taken out of the file. Read per request, they are gone at once; read
+	// at start, they are still served.
+	t.Run("load-"+d.load, func(t *testing.T) {
+		var rest []map[string]any
+		for _, r := range data.records {
+			if r["country"] != "Finland" {
+				rest = append(rest, r)
+			}
+		}
+		replace(t, d.dataset, rest)
+		want := map[string]int{"per-request": 0, "startup": finnish}[d.load]
+		if got := records(t, c.universities(t, "country=Finland")); len(got) != want {
+			t.Errorf("UNIVERSITIES_LOAD=%s, Finland taken out of the file: %d records, want %d", d.load, len(got), want)
+		}
+		if got := records(t, c.universities(t, "country=Sweden")); len(got) != len(data.country("Sweden")) {
+			t.Errorf("Sweden: %d records, want %d", len(got), len(data.country("Sweden")))
+		}
+	})
+
+	c.stillServes(t)
+}

@@ -1,0 +1,104 @@
+package apitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sharedDataset is the study's dataset, beside the repository.
+const sharedDataset = "../../../../shared/data/universities.json"
+
+// finnish is how many Finnish universities the dataset holds.
+const finnish = 33
+
+// dataset is the universities list the services are given, as bytes and
+// as decoded records, which the answers are compared with.
+type dataset struct {
+	raw     []byte
+	records []map[string]any
+}
+
+// loadDataset reads the shared dataset or, where it is absent, makes one of
+// the same shape: 33 Finnish universities among others.
+func loadDataset(t *testing.T) dataset {
+	t.Helper()
+	raw, err := os.ReadFile(sharedDataset)
+	if os.IsNotExist(err) {
+		t.Logf("%s is absent: using a generated dataset of the same shape", sharedDataset)
+		raw, err = json.Marshal(generated())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dataset{raw: raw}
+	if err := json.Unmarshal(raw, &d.records); err != nil {
+		t.Fatalf("dataset: %v", err)
+	}
+	if n := len(d.country("Finland")); n != finnish {
+		t.Fatalf("the dataset has %d Finnish universities, want %d", n, finnish)
+	}
+	return d
+}
+
+// generated is a stand-in for the shared dataset.
+func generated() []map[string]any {
+	var all []map[string]any
+	for i := range 300 {
+		country, code := "Sweden", "SE"
+		if i%9 == 0 && i/9 < finnish {
+			country, code = "Finland", "FI"
+		}
+		var state any
+		if i%5 == 0 {
+			state = "Region " + fmt.Sprint(i%7)
+		}
+		domain := fmt.Sprintf("u%d.%s", i, code)
+		all = append(all, map[string]any{
+			"web_pages": []string{"http://www." + domain + "/"}, "name": fmt.Sprintf("University %d, Åbo–Göteborg", i),
+			"alpha_two_code": code, "state-province": state, "domains": []string{domain}, "country": country,
+		})
+	}
+	return all
+}
+
+// country is the records of the country, in the dataset's order.
+func (d dataset) country(name string) []map[string]any {
+	var found []map[string]any
+	for _, r := range d.records {
+		if r["country"] == name {
+			found = append(found, r)
+		}
+	}
+	return found
+}
+
+// copyTo writes the dataset into a file of the test's own, which the test
+// may change behind the service's back.
+func (d dataset) copyTo(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "universities.json")
+	if err := os.WriteFile(path, d.raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// replace swaps the file at path for one holding records, at once: a
+// service reading it meanwhile sees the old file or the new, whole.
+func replace(t *testing.T, path string, records []map[string]any) {
+	t.Helper()
+	raw, err := json.Marshal(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}

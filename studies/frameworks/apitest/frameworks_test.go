@@ -1,0 +1,131 @@
+package apitest
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/hostile"
+	"github.com/msbench/msbench/internal/proc"
+)
+
+// frameworks are the three systems under test, as services/README.md
+// documents starting them.
+func frameworks() []framework {
+	return []framework{
+		{
+			name:  "spring",
+			addrs: []string{"EUREKA_ADDR", "HELLO_ADDR", "UNIVERSITIES_ADDR"},
+			// The services register with Eureka and the gateway fetches
+			// its registry as they start; a client that finds no Eureka
+			// tries again only 30 s later.
+			stages: [][]program{
+				{{"eureka", func(addr map[string]string) proc.Check {
+					return proc.HTTPCheck{URL: "http://" + addr["EUREKA_ADDR"] + "/eureka/apps"}
+				}}},
+				{{name: "hello"}, {name: "universities"}, {name: "gateway"}},
+			},
+			load: "per-request",
+			// Four JVMs on two cores.
+			readyTimeout: 4 * time.Minute,
+			// Startup speed over peak speed: the test measures nothing.
+			env:   []string{"JAVA_OPTS=-XX:TieredStopAtLevel=1"},
+			needs: []string{"mvn"},
+			skip: func() string {
+				if haveJDK25() {
+					return ""
+				}
+				return "no JDK 25 in /usr/lib/jvm/*25* (install one there, e.g. Eclipse Temurin 25: temurin-25-jdk)"
+			},
+			hostile: func(cases []hostile.Case) []hostile.Case {
+				for i, c := range cases {
+					if c.Name == "oversized chunked body" {
+						// Spring Cloud Gateway's RequestSize filter judges
+						// the declared Content-Length only; a chunked body
+						// streams through to the service, which ignores a
+						// GET's body.
+						cases[i].Statuses = []int{http.StatusOK}
+					}
+				}
+				// Reactor Netty bounds no request's header as a whole, only
+				// the silence between its bytes (server.netty.idle-timeout):
+				// a drip keeps it open.
+				return slices.DeleteFunc(cases, func(c hostile.Case) bool { return c.Name == "slow headers" })
+			},
+		},
+		{
+			name:         "nest",
+			addrs:        []string{"HELLO_ADDR", "UNIVERSITIES_ADDR"},
+			stages:       [][]program{{{name: "hello"}, {name: "universities"}, {name: "gateway"}}},
+			load:         "startup",
+			bothLoads:    true,
+			readyTimeout: time.Minute,
+			needs:        []string{"node", "npm"},
+			hostile: func(cases []hostile.Case) []hostile.Case {
+				for i, c := range cases {
+					if c.Name == "oversized body" {
+						// Express answers an error only once the request has
+						// been read (finalhandler waits for its end, not to
+						// reset a client still sending): a body declared too
+						// large and never sent is cut by Node's
+						// requestTimeout instead.
+						cases[i].Statuses, cases[i].Limit = []int{http.StatusRequestTimeout}, readTimeout
+					}
+				}
+				return cases
+			},
+		},
+		{
+			name:  "micro",
+			addrs: []string{"REGISTRY_ADDR", "HELLO_ADDR", "UNIVERSITIES_ADDR"},
+			// A go-micro service that cannot reach the registry exits.
+			stages: [][]program{
+				{{"registry", func(addr map[string]string) proc.Check { return proc.TCPCheck{Addr: addr["REGISTRY_ADDR"]} }}},
+				{{name: "hello"}, {name: "universities"}, {name: "gateway"}},
+			},
+			load:         "per-request",
+			bothLoads:    true,
+			readyTimeout: time.Minute,
+			needs:        []string{"go"},
+			hostile:      func(cases []hostile.Case) []hostile.Case { return cases },
+		},
+	}
+}
+
+// TestFrameworks builds each framework, deploys it (twice for those tried
+// with both UNIVERSITIES_LOAD modes) and checks its API through the
+// gateway. The frameworks run side by side.
+func TestFrameworks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the three frameworks' programs")
+	}
+	ctx := t.Context()
+	data := loadDataset(t)
+	var ports proc.PortAllocator
+	for _, fw := range frameworks() {
+		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel()
+			if fw.skip != nil {
+				if reason := fw.skip(); reason != "" {
+					t.Skip("skipping " + fw.name + ": " + reason)
+				}
+			}
+			out := build(ctx, t, fw)
+			loads := []string{""}
+			if fw.bothLoads {
+				loads = append(loads, map[string]string{"startup": "per-request", "per-request": "startup"}[fw.load])
+			}
+			for _, load := range loads {
+				name := "load=" + load
+				if load == "" {
+					name = "load=default(" + fw.load + ")"
+				}
+				t.Run(name, func(t *testing.T) {
+					d := deploy(ctx, t, fw, out, load, data, &ports)
+					checkAPI(t, d, data)
+				})
+			}
+		})
+	}
+}

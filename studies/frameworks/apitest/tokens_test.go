@@ -1,0 +1,103 @@
+package apitest
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// audience is the deployments' JWT_AUDIENCE.
+const audience = "msbench-frameworks"
+
+// secret is the deployments' JWT_SECRET, fresh for every run: no token
+// outlives it.
+var secret = randomSecret()
+
+func randomSecret() string { return rand.Text() + rand.Text() } // 52 ASCII characters
+
+// claims are those of a valid token: a long expiry, as the thesis' tokens.
+func claims() jwt.MapClaims {
+	now := time.Now()
+	return jwt.MapClaims{
+		"sub": "msbench", "authorities": []string{"ROLE_USER"}, "aud": audience,
+		"iat": now.Unix(), "exp": now.Add(24 * time.Hour).Unix(),
+	}
+}
+
+// sign makes an HS256 token of c with key.
+func sign(t *testing.T, c jwt.MapClaims, key string) string {
+	t.Helper()
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// badToken is an Authorization header the gateway must answer 401, and a
+// word its reason must contain ("" for any reason).
+type badToken struct {
+	name, header, says string
+}
+
+func badTokens(t *testing.T) []badToken {
+	t.Helper()
+	bearer := func(tok string) string { return "Bearer " + tok }
+
+	expired := claims()
+	expired["iat"] = time.Now().Add(-2 * time.Hour).Unix()
+	expired["exp"] = time.Now().Add(-time.Hour).Unix()
+	other := claims()
+	other["aud"] = "someone-else"
+
+	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, claims()).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs256, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims()).SignedString(rsaKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []badToken{
+		{"missing", "", ""},
+		{"not a bearer token", "Basic " + base64.StdEncoding.EncodeToString([]byte("user:password")), ""},
+		{"not a JWT", bearer("not-a-jwt"), ""},
+		{"bad signature", bearer(sign(t, claims(), randomSecret())), ""},
+		{"expired", bearer(sign(t, expired, secret)), "expired"},
+		{"alg none", bearer(none), ""},
+		{"RS256", bearer(rs256), ""},
+		// Algorithm confusion: the header says RS256, the signature is an
+		// HMAC with the shared secret, as a verifier that takes the
+		// secret for a public key would accept.
+		{"RS256 header, HMAC signature", bearer(confused(t)), ""},
+		{"another audience", bearer(sign(t, other, secret)), "aud"},
+	}
+}
+
+// confused is a token whose header says RS256 but whose signature is
+// HMAC-SHA256 with the shared secret.
+func confused(t *testing.T) string {
+	t.Helper()
+	part := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	signing := part(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + part(claims())
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(signing))
+	return signing + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}

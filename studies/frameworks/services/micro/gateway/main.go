@@ -1,0 +1,62 @@
+// Command gateway is the HTTP entry of the Micro deployment: a go-micro web
+// service that verifies the JWT of /universities and calls the hello and
+// universities services over go-micro's RPC, finding them in the registry.
+package main
+
+import (
+	"log"
+	"net/http"
+	"os"
+	"time"
+
+	"go-micro.dev/v5"
+	"go-micro.dev/v5/broker"
+	"go-micro.dev/v5/web"
+
+	"github.com/msbench/msbench/studies/frameworks/services/micro/platform"
+)
+
+func main() {
+	verifier, err := newVerifier(platform.Env("JWT_SECRET"), platform.Env("JWT_AUDIENCE"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	reg := platform.Registry()
+	// The client side of go-micro: its selector looks services up in the
+	// registry and caches what it found.
+	rpc := micro.NewService(micro.Name("gateway"), micro.Broker(broker.NewMemoryBroker()), micro.Registry(reg))
+	gw := &gateway{client: rpc.Client(), verifier: verifier}
+	svc := web.NewService(
+		web.Name("gateway"),
+		web.Address(platform.Env("ADDR")),
+		web.Registry(reg),
+		web.MicroService(rpc),
+		web.Handler(gw.routes()),
+		web.Server(&http.Server{
+			ReadHeaderTimeout: duration("READ_HEADER_TIMEOUT", 5*time.Second),
+			ReadTimeout:       duration("READ_TIMEOUT", 10*time.Second),
+			IdleTimeout:       60 * time.Second,
+			// Room for a 10 KB query string and a token, not for more.
+			MaxHeaderBytes: 16 << 10,
+		}),
+	)
+	if err := svc.Init(); err != nil {
+		log.Fatal(err)
+	}
+	if err := svc.Run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// duration reads a Go duration ("5s", "500ms") from the environment.
+func duration(name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Fatalf("%s=%q: want a positive duration such as 5s", name, v)
+	}
+	return d
+}
