@@ -6,6 +6,7 @@ package main
 import (
 	_ "github.com/msbench/msbench/studies/cache/analysis"
 	_ "github.com/msbench/msbench/studies/faas-gateway/analysis"
+	_ "github.com/msbench/msbench/studies/frameworks/analysis"
 	_ "github.com/msbench/msbench/studies/ipc/analysis"
 	_ "github.com/msbench/msbench/studies/thread-vs-fiber/analysis"
 )

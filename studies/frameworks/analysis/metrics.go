@@ -1,0 +1,346 @@
+package frameworks
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/stats"
+)
+
+// Per-unit values from the summary and the resources.
+func p50(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }
+func p95(u *analysis.Unit) float64 { return u.Summary.Latency.P95 }
+func tail(u *analysis.Unit) float64 {
+	return u.Summary.Latency.P95 / u.Summary.Latency.P50
+}
+
+// cpuS is the user + system CPU time of every process of the deployment
+// during the step, the registry included.
+func cpuS(u *analysis.Unit) float64 {
+	var s float64
+	for _, p := range u.Resources.Services {
+		s += p.CPUUserS + p.CPUSysS
+	}
+	if len(u.Resources.Services) == 0 {
+		return analysis.NaN
+	}
+	return s
+}
+
+// cpuPerRequestMs is cpuS over the requests sent in the step, in ms.
+func cpuPerRequestMs(u *analysis.Unit) float64 {
+	if u.Summary.Requests == 0 {
+		return analysis.NaN
+	}
+	return 1000 * cpuS(u) / float64(u.Summary.Requests)
+}
+
+// memMiB is the sum of every process's peak memory during the step: the
+// deployment's footprint as the sum of its containers' peaks (at least
+// the peak of the sum, since the processes need not peak together).
+func memMiB(u *analysis.Unit) float64 {
+	var b int64
+	for _, p := range u.Resources.Services {
+		b += p.PeakMemBytes
+	}
+	if len(u.Resources.Services) == 0 {
+		return analysis.NaN
+	}
+	return float64(b) / (1 << 20)
+}
+
+// serviceCPU and serviceMem are one service's CPU seconds and peak MiB
+// (its instances summed), NaN when the step recorded nothing for it.
+func serviceCPU(name string) func(u *analysis.Unit) float64 {
+	return func(u *analysis.Unit) float64 {
+		s, found := 0.0, false
+		for _, p := range u.Resources.Services {
+			if p.Service == name {
+				s, found = s+p.CPUUserS+p.CPUSysS, true
+			}
+		}
+		if !found {
+			return analysis.NaN
+		}
+		return s
+	}
+}
+
+func serviceMem(name string) func(u *analysis.Unit) float64 {
+	return func(u *analysis.Unit) float64 {
+		var b int64
+		found := false
+		for _, p := range u.Resources.Services {
+			if p.Service == name {
+				b, found = b+p.PeakMemBytes, true
+			}
+		}
+		if !found {
+			return analysis.NaN
+		}
+		return float64(b) / (1 << 20)
+	}
+}
+
+// metricIDs are the metrics claims.yaml may judge on.
+func metricIDs() []string {
+	return []string{
+		"p50-nest-vs-best-other", "p50-spring-vs-micro", "p50-micro-vs-slowest-other",
+		"p95-over-p50-spring-hello-low", "p95-over-p50-spring-universities-low",
+		"steady-tail-spring-hello-low", "steady-tail-spring-universities-low",
+		"warmup-spring-hello", "warmup-spring-vs-others-hello",
+		"p50-micro-vs-spring-hello-low", "p50-micro-vs-nest-hello-low", "p50-micro-vs-nest-hello-high",
+		"p50-micro-universities-high", "p50-micro-vs-nest-universities-high",
+		"mem-nest-vs-best-other", "mem-nest-vs-spring", "mem-nest-vs-micro",
+		"cpu-micro-vs-most-other", "cpu-micro-vs-spring-high", "cpu-per-request-nest-vs-best-other",
+		"success-pause-micro-hello-high", "success-pause-spring-universities-high", "success-pause-micro-universities-high",
+		"success-200-spring-universities-high",
+		"parsing-p50-universities-low", "parsing-cpu-per-request-universities-high",
+		"p50-micro-vs-nest-universities-high-startup",
+	}
+}
+
+// runs is f of a framework with a loading in one step, by repetition;
+// empty when the run has not that variant or step.
+func (r *fwRun) runs(fw, load string, c *fcase, f func(u *analysis.Unit) float64) map[int]float64 {
+	k := r.key(fw, load)
+	if c == nil || k == "" {
+		return map[int]float64{}
+	}
+	return r.ds.PerRun(k, c.step.Name, f)
+}
+
+// authors is runs with the framework's authors' loading.
+func (r *fwRun) authors(fw string, c *fcase, f func(u *analysis.Unit) float64) map[int]float64 {
+	return r.runs(fw, authorsLoad[fw], c, f)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// across combines, repetition by repetition, values measured side by side
+// in it: only repetitions that measured all count, and a combination that
+// is not a finite number is left out.
+func across(combine func(xs []float64) float64, ms ...map[int]float64) map[int]float64 {
+	out := map[int]float64{}
+	if len(ms) == 0 {
+		return out
+	}
+	for rep := range ms[0] {
+		xs := make([]float64, len(ms))
+		ok := true
+		for i, m := range ms {
+			x, has := m[rep]
+			if !has || !finite(x) {
+				ok = false
+				break
+			}
+			xs[i] = x
+		}
+		if !ok {
+			continue
+		}
+		if y := combine(xs); finite(y) {
+			out[rep] = y
+		}
+	}
+	return out
+}
+
+// byRep lists per-repetition values in repetition order.
+func byRep(m map[int]float64) []float64 {
+	var out []float64
+	for _, rep := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[rep])
+	}
+	return out
+}
+
+// ratio is a/b.
+func ratio(xs []float64) float64 { return xs[0] / xs[1] }
+
+// overBest is the first over the smaller of the others; overWorst over
+// the larger.
+func overBest(xs []float64) float64  { return xs[0] / min(xs[1], xs[2]) }
+func overWorst(xs []float64) float64 { return xs[0] / max(xs[1], xs[2]) }
+
+// vsOthers is fw's f over the best (smaller) or worst (larger) of the two
+// other frameworks', with their authors' loading, in one step.
+func (r *fwRun) vsOthers(fw string, c *fcase, f func(u *analysis.Unit) float64, combine func([]float64) float64) map[int]float64 {
+	var others []map[int]float64
+	for _, o := range frameworkOrder {
+		if o != fw {
+			others = append(others, r.authors(o, c, f))
+		}
+	}
+	return across(combine, append([]map[int]float64{r.authors(fw, c, f)}, others...)...)
+}
+
+// overCases combines, repetition by repetition, a per-step value over the
+// steps that measured it (worst: the largest or smallest, for a claim
+// that holds everywhere), and names the steps it combined.
+func (r *fwRun) overCases(cases []*fcase, pick func(a, b float64) float64, per func(c *fcase) map[int]float64) (map[int]float64, []string) {
+	out := map[int]float64{}
+	var used []string
+	for _, c := range cases {
+		m := per(c)
+		if len(m) == 0 {
+			continue
+		}
+		used = append(used, c.label())
+		for rep, x := range m {
+			if y, ok := out[rep]; ok {
+				out[rep] = pick(y, x)
+			} else {
+				out[rep] = x
+			}
+		}
+	}
+	return out, used
+}
+
+// geoMeanCases is, repetition by repetition, the geometric mean of a
+// per-step ratio over the steps that measured it.
+func (r *fwRun) geoMeanCases(cases []*fcase, per func(c *fcase) map[int]float64) (map[int]float64, []string) {
+	byRepXs := map[int][]float64{}
+	var used []string
+	for _, c := range cases {
+		m := per(c)
+		if len(m) == 0 {
+			continue
+		}
+		used = append(used, c.label())
+		for rep, x := range m {
+			byRepXs[rep] = append(byRepXs[rep], x)
+		}
+	}
+	out := map[int]float64{}
+	for rep, xs := range byRepXs {
+		if gm, _, _ := stats.GeoMeanCI(xs, 0.95); finite(gm) {
+			out[rep] = gm
+		}
+	}
+	return out, used
+}
+
+func maxF(a, b float64) float64 { return max(a, b) }
+func minF(a, b float64) float64 { return min(a, b) }
+
+// authorsVariants names the variants the claims compare.
+func authorsVariants() string {
+	var out []string
+	for _, fw := range frameworkOrder {
+		out = append(out, fw+"-"+authorsLoad[fw])
+	}
+	return strings.Join(out, ", ")
+}
+
+// metrics are the claims' metrics, one value per repetition, each from
+// variants measured side by side in it: each framework with its authors'
+// loading unless the metric says otherwise.
+func (r *fwRun) metrics() map[string]claims.Metric {
+	m := map[string]claims.Metric{}
+	put := func(id string, runs map[int]float64, ratio bool, unit, note string) {
+		maps.DeleteFunc(runs, func(_ int, x float64) bool { return !finite(x) })
+		if len(runs) > 0 {
+			m[id] = claims.Metric{PerRun: byRep(runs), Ratio: ratio, Unit: unit, Note: note}
+		}
+	}
+	steps := func(used []string) string { return " (" + strings.Join(used, ", ") + ")" }
+	pr := r.fromRecords
+
+	runs, used := r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, p50, overBest) })
+	put("p50-nest-vs-best-other", runs, true, "×", "nest's median / the faster of spring's and micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
+	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 {
+		return across(ratio, r.authors(spring, c, p50), r.authors(micro, c, p50))
+	})
+	put("p50-spring-vs-micro", runs, true, "×", "spring's median / micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
+	runs, used = r.overCases(r.cases, minF, func(c *fcase) map[int]float64 { return r.vsOthers(micro, c, p50, overWorst) })
+	put("p50-micro-vs-slowest-other", runs, true, "×", "micro's median / the slower of spring's and nest's, the smallest over the steps"+steps(used)+"; "+authorsVariants())
+
+	for _, app := range apps {
+		c := r.at(app, low)
+		put("p95-over-p50-spring-"+app+"-low", r.authors(spring, c, tail), true, "×", "spring-"+perRequest+" p95 / p50, every request of the "+app+" low-load step")
+		put("steady-tail-spring-"+app+"-low", r.authors(spring, c, pr(steadyTail)), true, "×",
+			fmt.Sprintf("spring-%s p95 / p50 of the %s low-load step without its first %d requests", perRequest, app, firstN))
+	}
+	if c := r.first[hello]; c != nil {
+		note := fmt.Sprintf("median of the first %d requests / of the rest, %s, the first hello step after the start", firstN, c.step.Name)
+		put("warmup-spring-hello", r.authors(spring, c, pr(warmup)), true, "×", "spring-"+perRequest+" "+note)
+		put("warmup-spring-vs-others-hello", r.vsOthers(spring, c, pr(warmup), overWorst), true, "×", "spring's warm-up ratio / the larger of nest's and micro's; "+note)
+	}
+
+	helloLow, helloHigh, uniHigh := r.at(hello, low), r.at(hello, high), r.at(universities, high)
+	put("p50-micro-vs-spring-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(spring, helloLow, p50)), true, "×", "micro / spring median, hello, low load")
+	put("p50-micro-vs-nest-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(nest, helloLow, p50)), true, "×", "micro / nest median, hello, low load")
+	put("p50-micro-vs-nest-hello-high", across(ratio, r.authors(micro, helloHigh, p50), r.authors(nest, helloHigh, p50)), true, "×", "micro / nest median, hello, high load")
+	put("p50-micro-universities-high", r.authors(micro, uniHigh, p50), false, "ms", "micro-"+perRequest+" median, universities, high load")
+	put("p50-micro-vs-nest-universities-high", across(ratio, r.authors(micro, uniHigh, p50), r.authors(nest, uniHigh, p50)), true, "×", "micro-"+perRequest+" / nest-"+atStart+" median, universities, high load")
+	put("p50-micro-vs-nest-universities-high-startup", across(ratio, r.runs(micro, atStart, uniHigh, p50), r.runs(nest, atStart, uniHigh, p50)), true, "×",
+		"micro-"+atStart+" / nest-"+atStart+" median, universities, high load: both read the dataset once at start")
+
+	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, memMiB, overBest) })
+	put("mem-nest-vs-best-other", runs, true, "×", "nest's memory (sum of its processes' peaks) / the smaller of spring's and micro's, the largest over the steps"+steps(used))
+	for _, o := range []string{spring, micro} {
+		runs, used = r.geoMeanCases(r.cases, func(c *fcase) map[int]float64 {
+			return across(ratio, r.authors(nest, c, memMiB), r.authors(o, c, memMiB))
+		})
+		put("mem-nest-vs-"+o, runs, true, "×", "nest's memory / "+o+"'s (sums of the processes' peaks), geometric mean over the steps"+steps(used))
+	}
+	runs, used = r.overCases(r.cases, minF, func(c *fcase) map[int]float64 { return r.vsOthers(micro, c, cpuS, overWorst) })
+	put("cpu-micro-vs-most-other", runs, true, "×", "micro's CPU time (every process, the step) / the larger of spring's and nest's, the smallest over the steps"+steps(used))
+	var highs []*fcase
+	for _, c := range r.cases {
+		if c.level == high {
+			highs = append(highs, c)
+		}
+	}
+	runs, used = r.overCases(highs, minF, func(c *fcase) map[int]float64 {
+		return across(ratio, r.authors(micro, c, cpuS), r.authors(spring, c, cpuS))
+	})
+	put("cpu-micro-vs-spring-high", runs, true, "×", "micro's CPU time / spring's, the smaller over the high-load steps"+steps(used))
+	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, cpuPerRequestMs, overBest) })
+	put("cpu-per-request-nest-vs-best-other", runs, true, "×", "nest's CPU ms per request / the smaller of spring's and micro's, the largest over the steps"+steps(used))
+
+	for _, s := range []struct {
+		fw, app string
+	}{{micro, hello}, {spring, universities}, {micro, universities}} {
+		c := r.at(s.app, high)
+		put("success-pause-"+s.fw+"-"+s.app+"-high", r.authors(s.fw, c, pr(sharePause)), false, "share",
+			s.fw+"-"+authorsLoad[s.fw]+": share of requests answered 200 within the pause (k6's success), "+s.app+", high load")
+	}
+	put("success-200-spring-universities-high", r.authors(spring, uniHigh, pr(share200)), false, "share", "spring-"+perRequest+": share of requests answered 200 at all, universities, high load")
+
+	parsing := func(c *fcase, f func(u *analysis.Unit) float64) (map[int]float64, []string) {
+		out := map[int]float64{}
+		var used []string
+		for _, fw := range frameworkOrder {
+			q := across(ratio, r.runs(fw, perRequest, c, f), r.runs(fw, atStart, c, f))
+			if len(q) == 0 {
+				continue
+			}
+			used = append(used, fw)
+			for rep, x := range q {
+				if y, ok := out[rep]; ok {
+					out[rep] = min(x, y)
+				} else {
+					out[rep] = x
+				}
+			}
+		}
+		return out, used
+	}
+	if c := r.at(universities, low); c != nil {
+		runs, used = parsing(c, p50)
+		put("parsing-p50-universities-low", runs, true, "×", "median with the dataset parsed per request / read at start, universities, low load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
+	}
+	if uniHigh != nil {
+		runs, used = parsing(uniHigh, cpuPerRequestMs)
+		put("parsing-cpu-per-request-universities-high", runs, true, "×", "CPU ms per request with the dataset parsed per request / read at start, universities, high load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
+	}
+	return m
+}
