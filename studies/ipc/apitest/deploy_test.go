@@ -92,7 +92,10 @@ func build(ctx context.Context, t *testing.T) string {
 func deploy(ctx context.Context, t *testing.T, f *fleet, out string, ports *proc.PortAllocator, mongo, maria, rabbit *deps.Instance) map[string]*deployment {
 	t.Helper()
 	began := time.Now()
-	stores := []string{"MONGO_URL=" + mongo.URL, "MYSQL_URL=" + maria.URL, "AMQP_URL=" + rabbit.URL}
+	stores := []string{
+		"MONGO_URL=" + mongo.URL, "MYSQL_URL=" + maria.URL, "AMQP_URL=" + rabbit.URL,
+		fmt.Sprintf("DEADLINE_MAX_MS=%d", deadlineMax.Milliseconds()),
+	}
 	ds := map[string]*deployment{}
 	var all []*program
 	for _, style := range styles {

@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,8 +21,11 @@ const (
 
 // TestIPCStudy starts FerretDB, MariaDB and RabbitMQ once, the three
 // styles' deployments side by side on them, and checks each style's API,
-// bad input and one fault: the product service killed (rest, grpc) or the
-// broker restarted (amqp). Every program must then stop cleanly on SIGTERM.
+// bad input, hostile deadlines and one fault: the product service killed
+// (rest, grpc) or the broker restarted (amqp). Then, one style at a time,
+// deadlines under a hung store: the services' cap on a call's time, and
+// that a flood of pages timing out leaves no backlog behind. Every program
+// must then stop cleanly on SIGTERM.
 func TestIPCStudy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts FerretDB, MariaDB and RabbitMQ and 19 Node.js programs")
@@ -51,6 +55,7 @@ func TestIPCStudy(t *testing.T) {
 				t.Run("not-found", func(t *testing.T) { checkNotFound(t, d) })
 				t.Run("bad-input", func(t *testing.T) { checkBadInput(t, d) })
 				t.Run("hostile-gateway", func(t *testing.T) { checkHostile(t, d.gateway, "/products/1") })
+				t.Run("hostile-deadlines", func(t *testing.T) { checkHostileDeadlines(ctx, t, d, rabbit) })
 				switch style {
 				case "rest":
 					t.Run("hostile-service", func(t *testing.T) { checkHostile(t, d.services["product"], "/products/1") })
@@ -66,6 +71,24 @@ func TestIPCStudy(t *testing.T) {
 					t.Run("call-timeout", func(t *testing.T) { checkBrokerTimeout(ctx, t, f, out, ports, d, rabbit) })
 					t.Run("broker-restart", func(t *testing.T) { checkBrokerRestart(ctx, t, d, rabbit, st) })
 				}
+			})
+		}
+	})
+	// One at a time, with nothing else running: these hang the stores
+	// that every style shares.
+	t.Run("deadline-cap", func(t *testing.T) { checkDeadlineCap(ctx, t, ds, mongo, rabbit) })
+	t.Run("backlog", func(t *testing.T) {
+		for _, style := range styles {
+			d := ds[style]
+			t.Run(style, func(t *testing.T) {
+				g := d.gateway
+				if style == "amqp" {
+					// The amqp gateway waits longer than the others
+					// (brokerCallTimeout); this one times out as they do.
+					g = f.launch(ctx, t, out, ports, "amqp", "gateway", []string{"AMQP_URL=" + rabbit.URL, fmt.Sprintf("CALL_TIMEOUT_MS=%d", callTimeout.Milliseconds())})
+					waitReady(ctx, t, g)
+				}
+				checkBacklog(ctx, t, d, g, callTimeout, mongo, maria, rabbit)
 			})
 		}
 	})

@@ -3,10 +3,10 @@
 // it would arrive. In MariaDB: each product's parcel, each customer's zone,
 // and the rates of each zone; the price is the rate's base plus its price
 // per started kilogram.
-const mysql = require('mysql2/promise');
+const mysql = require('mysql2');
 const catalogue = require('./lib/catalogue');
 const config = require('./lib/config');
-const { notFound } = require('./lib/errors');
+const { CallError, TIMEOUT, notFound } = require('./lib/errors');
 const { log } = require('./lib/log');
 const { serve } = require('./lib/serve');
 
@@ -45,15 +45,20 @@ const OPTIONS = `SELECT z.zone, p.warehouse, r.carrier, r.service,
 
 const BATCH = 500;
 const DAY_MS = 86_400_000;
+// MariaDB connections, and so queries at once: as with the Mongo pool
+// (lib/mongo-store.js), the bound keeps waiting calls in the service's
+// gate, where the stale ones are dropped, not in mysql2's queue.
+const POOL = 10;
 
 serve('shipping', {
   settings: () => ({ url: config.url('MYSQL_URL', 'mysql') }),
-  async open({ url }, products) {
-    const pool = mysql.createPool({ uri: url, connectionLimit: 10, connectTimeout: 2000 });
-    await seed(pool, products);
+  async open({ url }, products, deadlines) {
+    const pool = mysql.createPool({ uri: url, connectionLimit: POOL, connectTimeout: 2000 });
+    await seed(pool.promise(), products);
+    const gate = deadlines.gate(POOL);
     return {
-      async handle({ product, customer }) {
-        const [rows] = await pool.execute(OPTIONS, [customer, product]);
+      async handle({ product, customer }, deadline) {
+        const rows = await gate.run(deadline, (ms) => execute(pool, OPTIONS, [customer, product], ms));
         if (rows.length === 0) throw notFound(`no shipping of product ${product} to customer ${customer}`);
         const today = Date.now();
         return {
@@ -70,10 +75,54 @@ serve('shipping', {
           })),
         };
       },
-      close: () => pool.end(),
+      close: () => pool.promise().end(),
     };
   },
 });
+
+// execute runs a prepared statement on a connection of pool with mysql2's
+// query timeout of ms, the time the call has left. The answer comes at the
+// timeout at the latest, but the connection is busy until the statement
+// ends, so it goes back to the pool only then, and done says when: the gate
+// holds the call's slot until done, so that no query waits in mysql2's
+// queue behind one that timed out.
+function execute(pool, sql, params, ms) {
+  let finished;
+  const done = new Promise((resolve) => {
+    finished = resolve;
+  });
+  const answer = new Promise((resolve, reject) => {
+    pool.getConnection((err, conn) => {
+      if (err) {
+        finished();
+        reject(err);
+        return;
+      }
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        conn.release();
+        finished();
+      };
+      try {
+        conn.execute({ sql, timeout: ms }, params, (queryErr, rows) => {
+          if (!queryErr) resolve(rows);
+          else if (queryErr.code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+            reject(new CallError(TIMEOUT, `the store did not answer within ${ms} ms, the time left`));
+            return; // the statement still runs: 'end' releases the connection
+          } else reject(queryErr);
+          // A fatal error ends the connection without 'end'.
+          if (queryErr && queryErr.fatal) release();
+        }).once('end', release);
+      } catch (syncErr) {
+        release();
+        reject(syncErr);
+      }
+    });
+  });
+  return { answer, done };
+}
 
 // dayAfter is the UTC date days after the day of time, as YYYY-MM-DD.
 function dayAfter(time, days) {

@@ -6,10 +6,21 @@
 // Topology: each service has a durable request queue ipc.<service>; each
 // gateway a durable reply queue; all of them dead-letter into the fanout
 // exchange ipc.dead, whose durable queue ipc.dead keeps what was rejected.
+//
+// Requests expire (their expiration is the time their page has left), and
+// the broker dead-letters an expired message too. Those are not kept: under
+// an overload that times pages out by the thousand they would fill ipc.dead,
+// which nothing consumes, with persistent copies, written to disk just when
+// the broker is busiest. So ipc.dead reaches its queue through the headers
+// exchange ipc.dead.kept, which passes only what a consumer rejected
+// (x-first-death-reason, which the broker sets on dead-lettering); an
+// expired request routes nowhere and is gone.
 const amqp = require('amqplib');
 const { log } = require('./log');
 
 const DEAD = 'ipc.dead';
+const KEPT = 'ipc.dead.kept';
+const KEEP_REJECTED = { 'x-match': 'any-with-x', 'x-first-death-reason': 'rejected' };
 // Seconds between heartbeats: a broker that hangs (rather than closes the
 // connection) is noticed after two missed ones.
 const HEARTBEAT_S = 5;
@@ -19,8 +30,14 @@ const RECOVERY = { initialDelay: 100, maxDelay: 1000, factor: 2, jitter: 0.2 };
 
 async function declare(ch, queues, replyQueues = []) {
   await ch.assertExchange(DEAD, 'fanout', { durable: true });
+  await ch.assertExchange(KEPT, 'headers', { durable: true });
+  await ch.bindExchange(KEPT, DEAD, '');
   await ch.assertQueue(DEAD, { durable: true });
-  await ch.bindQueue(DEAD, DEAD, '');
+  await ch.bindQueue(DEAD, KEPT, '', KEEP_REJECTED);
+  // A broker declared by an earlier version binds the queue to ipc.dead
+  // directly, which would keep expired requests; unbinding what is not
+  // bound is no error.
+  await ch.unbindQueue(DEAD, DEAD, '');
   for (const q of queues) await ch.assertQueue(q, { durable: true, deadLetterExchange: DEAD });
   // A reply queue outlives a broker restart, with the replies in it, but
   // not its gateway by long: unused for a minute, the broker deletes it.

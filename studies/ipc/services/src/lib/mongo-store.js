@@ -6,11 +6,22 @@
 const { MongoClient, MongoBulkWriteError } = require('mongodb');
 const { VERSION } = require('./catalogue');
 const config = require('./config');
-const { notFound } = require('./errors');
+const { CallError, TIMEOUT, notFound } = require('./errors');
 const { log } = require('./log');
 
 const BATCH = 200;
 const DUPLICATE_KEY = 11000;
+const MAX_TIME_MS_EXPIRED = 50;
+// The store connections of one service, and so the calls it has at the
+// store at once. The bound is what keeps an overload's queue in the
+// service, where a call that waits past its deadline is dropped (the gate,
+// lib/deadline.js), rather than in the store: a service that opened a
+// connection per waiting call would hand FerretDB, which manages a few
+// hundred lookups a second on SQLite, every call at once, each of them
+// slower for the others, and none could be taken back once sent. The
+// driver's own wait queue is never used: the gate lets through no more
+// calls than there are connections.
+const POOL = 20;
 
 // spec: database and collection; documents(products), the seed; key(request),
 // the _id to look up; answer(doc, request), the reply; missing(request), the
@@ -18,17 +29,29 @@ const DUPLICATE_KEY = 11000;
 function mongoStore(spec) {
   return {
     settings: () => ({ url: config.url('MONGO_URL', 'mongodb') }),
-    async open({ url }, products) {
+    async open({ url }, products, deadlines) {
       // A store that is down fails a call within the gateway's deadline
       // instead of after the driver's 30 s default.
-      const client = new MongoClient(url, { serverSelectionTimeoutMS: 2000, maxPoolSize: 20 });
+      const client = new MongoClient(url, { serverSelectionTimeoutMS: 2000, maxPoolSize: POOL });
       await client.connect();
       const db = client.db(spec.database);
       await seed(db, spec, products);
       const docs = db.collection(spec.collection);
+      const gate = deadlines.gate(POOL);
+      // maxTimeMS bounds the lookup by the time the call has left; FerretDB
+      // honours it for find (it cancels the query and answers error 50),
+      // and the gate answers at the deadline anyway should a reply be late.
+      const lookup = (key, ms) => docs.findOne({ _id: key }, { maxTimeMS: ms }).catch((err) => {
+        if (err.code === MAX_TIME_MS_EXPIRED) throw new CallError(TIMEOUT, `the store did not answer within ${ms} ms, the time left`);
+        throw err;
+      });
       return {
-        async handle(request) {
-          const doc = await docs.findOne({ _id: spec.key(request) });
+        async handle(request, deadline) {
+          const key = spec.key(request);
+          const doc = await gate.run(deadline, (ms) => {
+            const answer = lookup(key, ms);
+            return { answer, done: answer };
+          });
           if (!doc) throw notFound(spec.missing(request));
           return spec.answer(doc, request);
         },

@@ -9,9 +9,19 @@
 // so a broker restart at any point loses neither: what was confirmed is on
 // disk and is delivered again. A message no service can read is rejected
 // without requeueing, which dead-letters it into ipc.dead.
+//
+// Deadlines: a request carries the gateway's deadline in the x-deadline
+// header and, as its expiration, the time left until then, so that the
+// broker drops a request that waited in the queue past it instead of
+// delivering it. A service drops (acks unanswered) a request past its
+// deadline on delivery, and one its store could not answer in time: its
+// page has been a 504 already. The broker drops expired requests without
+// keeping them (amqp-link.js), and a confirmed request is still kept across
+// a broker restart until its deadline, as an unexpired one is on disk.
 const { randomUUID } = require('node:crypto');
 const { open } = require('./amqp-link');
 const config = require('./config');
+const { HEADER } = require('./deadline');
 const { CallError, NOT_FOUND, INVALID, FAILED, TIMEOUT, kindOf } = require('./errors');
 const { createHttpServer, listen } = require('./http-server');
 const { checkId } = require('./ids');
@@ -19,7 +29,7 @@ const { drained } = require('./lifecycle');
 const { throttled } = require('./log');
 const { SERVICES, NAMES } = require('./services');
 
-const KINDS = [NOT_FOUND, INVALID, FAILED];
+const KINDS = [NOT_FOUND, INVALID, FAILED, TIMEOUT];
 // A request is a few bytes; a large message is refused before parsing.
 const MAX_MESSAGE = 4096;
 const REPLY_TO = /^ipc\.reply\.[\x21-\x7e]{1,200}$/;
@@ -33,7 +43,7 @@ function serverSettings() {
   };
 }
 
-async function serve(service, handle, addr, { url, prefetch, limits }) {
+async function serve(service, handle, addr, { url, prefetch, limits }, deadlines) {
   let consuming = null; // {ch, tag}: the consumer, while its channel is open
   const inflight = new Set();
 
@@ -44,19 +54,20 @@ async function serve(service, handle, addr, { url, prefetch, limits }) {
       ch.close().catch(() => {});
       return;
     }
-    const parsed = parseRequest(service, msg);
+    const parsed = parseRequest(service, msg, deadlines);
     if (parsed.error) {
       throttled(`dead-lettered a request to ${service.queue}: ${parsed.error}`);
       settle(() => ch.nack(msg, false, false));
       return;
     }
     // The gateway has answered 504 already; the work would be wasted.
-    if (parsed.deadline < Date.now()) {
+    if (parsed.deadline <= Date.now()) {
+      deadlines.drop();
       settle(() => ch.ack(msg));
       return;
     }
-    const work = answer(handle, service, parsed.request)
-      .then((reply) => publish(ch, parsed.replyTo, reply, { correlationId: parsed.correlationId }))
+    const work = answer(handle, service, parsed.request, parsed.deadline)
+      .then((reply) => reply && publish(ch, parsed.replyTo, reply, { correlationId: parsed.correlationId }))
       .then(() => settle(() => ch.ack(msg)))
       .catch(() => {}); // the channel is gone: the broker delivers the request again
     inflight.add(work);
@@ -79,6 +90,7 @@ async function serve(service, handle, addr, { url, prefetch, limits }) {
   // styles; /healthz says whether the service still consumes.
   const app = createHttpServer(limits);
   app.get('/healthz', async (req, reply) => (consuming ? { status: 'ok' } : reply.code(503).send({ error: 'not connected to the broker' })));
+  app.get('/stats', async () => ({ service: service.name, style: 'amqp', deadline: deadlines.stats() }));
   await listen(app, addr);
   return {
     async close() {
@@ -94,11 +106,14 @@ async function serve(service, handle, addr, { url, prefetch, limits }) {
   };
 }
 
-async function answer(handle, service, request) {
+// answer is the reply to a request, or null for one dropped at its
+// deadline: nobody waits for that reply.
+async function answer(handle, service, request, deadline) {
   try {
-    return { ok: await handle(request) };
+    return { ok: await handle(request, deadline) };
   } catch (err) {
     const kind = kindOf(err);
+    if (kind === TIMEOUT) return null;
     if (kind === FAILED) throttled(`${service.name} failed: ${err.message}`);
     return { error: { kind, message: kind === FAILED ? `${service.name} failed` : err.message } };
   }
@@ -106,7 +121,7 @@ async function answer(handle, service, request) {
 
 // parseRequest checks everything a service relies on; what fails is
 // dead-lettered, since no retry could make it readable.
-function parseRequest(service, msg) {
+function parseRequest(service, msg, deadlines) {
   const { replyTo, correlationId, headers } = msg.properties;
   if (typeof replyTo !== 'string' || !REPLY_TO.test(replyTo)) return { error: 'no reply_to of the form ipc.reply.*' };
   if (typeof correlationId !== 'string' || correlationId === '' || correlationId.length > 255) return { error: 'no correlation_id' };
@@ -127,7 +142,9 @@ function parseRequest(service, msg) {
   } catch (err) {
     return { error: err.message };
   }
-  const deadline = headers && Number.isFinite(headers['x-deadline']) ? headers['x-deadline'] : Infinity;
+  // A missing or malformed x-deadline gets the default budget, a far one
+  // the most a service allows; neither is a reason to refuse the request.
+  const deadline = deadlines.resolve(headers ? headers[HEADER] : undefined);
   return { request: body, replyTo, correlationId, deadline };
 }
 
@@ -218,7 +235,7 @@ async function client({ url, replyQueue }) {
           return;
         }
         const id = randomUUID();
-        const ms = Math.max(1, deadline - Date.now());
+        const ms = Math.max(1, Math.ceil(deadline - Date.now()));
         const timer = setTimeout(() => {
           finish(id);
           reject(new CallError(TIMEOUT, `no reply within ${ms} ms`));
@@ -238,7 +255,13 @@ async function client({ url, replyQueue }) {
         };
         try {
           ch.sendToQueue(SERVICES[name].queue, Buffer.from(JSON.stringify(request)), {
-            persistent: true, contentType: JSON_TYPE, correlationId: id, replyTo: replyQueue, headers: { 'x-deadline': deadline },
+            persistent: true,
+            contentType: JSON_TYPE,
+            correlationId: id,
+            replyTo: replyQueue,
+            // The broker drops the request once its page has timed out.
+            expiration: String(ms),
+            headers: { [HEADER]: deadline },
           }, confirmed);
         } catch (err) {
           confirmed(err);

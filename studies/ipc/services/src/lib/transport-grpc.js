@@ -3,6 +3,12 @@
 // one unary method each, and a deadline on every call. A malformed request
 // (bytes that are not the request message) is answered by grpc-js with an
 // error status before it reaches the handler.
+//
+// The call's deadline travels as gRPC's grpc-timeout, which is relative:
+// the server counts it from when it reads the call, so time the call spent
+// in a busy or stopped server's socket does not count. The gateway also
+// sends the absolute deadline as x-deadline metadata, and a service keeps
+// the earlier of the two.
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -11,6 +17,7 @@ const { drained } = require('./lifecycle');
 const { checkId } = require('./ids');
 const { throttled } = require('./log');
 const config = require('./config');
+const { HEADER } = require('./deadline');
 const { SERVICES, NAMES } = require('./services');
 
 const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
@@ -18,7 +25,9 @@ const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
 // present (proto3 leaves defaults off the wire), so a reply reads the same
 // as the REST and AMQP styles' JSON.
 const LOAD_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true };
-const STATUS = { [NOT_FOUND]: grpc.status.NOT_FOUND, [INVALID]: grpc.status.INVALID_ARGUMENT, [FAILED]: grpc.status.INTERNAL };
+const STATUS = {
+  [NOT_FOUND]: grpc.status.NOT_FOUND, [INVALID]: grpc.status.INVALID_ARGUMENT, [FAILED]: grpc.status.INTERNAL, [TIMEOUT]: grpc.status.DEADLINE_EXCEEDED,
+};
 const KIND = { [grpc.status.NOT_FOUND]: NOT_FOUND, [grpc.status.INVALID_ARGUMENT]: INVALID, [grpc.status.DEADLINE_EXCEEDED]: TIMEOUT };
 // A request is a few bytes; anything much larger is not one.
 const MAX_MESSAGE = 16_384;
@@ -35,14 +44,26 @@ function serverSettings() {
   return {};
 }
 
-async function serve(service, handle, addr) {
+// deadlineOf is the deadline a call names: gRPC's own (Infinity when the
+// client set none) and the x-deadline metadata, if given once.
+function deadlineOf(call, deadlines) {
+  const own = call.getDeadline();
+  const ms = own instanceof Date ? own.getTime() : own;
+  const values = call.metadata.get(HEADER);
+  return deadlines.resolve(Number.isFinite(ms) ? Math.floor(ms) : undefined, values.length === 1 ? values[0] : undefined);
+}
+
+async function serve(service, handle, addr, settings, deadlines) {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE });
   server.addService(stubClass(service).service, {
     [service.grpc.method]: (call, callback) => {
       const answer = async () => {
         const request = {};
         for (const field of service.fields) request[field] = checkId(call.request[field], field);
-        return handle(request);
+        // Cancelled already: the client gave up (at its deadline) while
+        // the call waited to be read.
+        if (call.cancelled) throw deadlines.drop('the call was cancelled before it was served');
+        return handle(request, deadlineOf(call, deadlines));
       };
       answer().then(
         (reply) => callback(null, reply),
@@ -80,7 +101,9 @@ function client({ addrs }) {
     call(name, request, deadline) {
       const stub = stubs[name];
       return new Promise((resolve, reject) => {
-        stub[SERVICES[name].grpc.method](request, { deadline }, (err, reply) => {
+        const metadata = new grpc.Metadata();
+        metadata.set(HEADER, String(deadline));
+        stub[SERVICES[name].grpc.method](request, metadata, { deadline }, (err, reply) => {
           if (!err) resolve(reply);
           else reject(new CallError(KIND[err.code] || FAILED, err.details || err.message));
         });

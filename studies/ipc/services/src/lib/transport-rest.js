@@ -2,8 +2,11 @@
 // REST/JSON over HTTP/1.1 with keep-alive. A service answers GET on its
 // route (lib/services.js) with its reply as JSON, or an error status with
 // {"error": reason}; the gateway keeps an undici connection pool per service.
+// Each request carries its deadline in the x-deadline header; a service
+// answers 504 to a call it dropped or abandoned at its deadline.
 const { Pool } = require('undici');
 const config = require('./config');
+const { HEADER } = require('./deadline');
 const { CallError, NOT_FOUND, INVALID, FAILED, TIMEOUT, kindOf } = require('./errors');
 const { createHttpServer, listen } = require('./http-server');
 const { parseId } = require('./ids');
@@ -11,21 +14,32 @@ const { drained } = require('./lifecycle');
 const { throttled } = require('./log');
 const { SERVICES, NAMES } = require('./services');
 
-const STATUS = { [NOT_FOUND]: 404, [INVALID]: 400, [FAILED]: 500 };
-const KIND = { 404: NOT_FOUND, 400: INVALID };
+const STATUS = { [NOT_FOUND]: 404, [INVALID]: 400, [FAILED]: 500, [TIMEOUT]: 504 };
+// A service's HTTP server answers 408 on a connection that sent no request
+// within its HEADERS_TIMEOUT_MS, and closes it. The gateway's pool can hold
+// such a connection: one it opened for a call that ended (at its deadline)
+// before the connection was up stays idle until the next call takes it,
+// which may be just as the server gives up on it. That call was never read,
+// so it is sent again, on another connection, a few times at most.
+const NOT_READ = 408;
+const RESENDS = 3;
+const KIND = { 404: NOT_FOUND, 400: INVALID, 504: TIMEOUT };
 
 function serverSettings() {
   return { limits: config.httpLimits() };
 }
 
-async function serve(service, handle, addr, { limits }) {
+async function serve(service, handle, addr, { limits }, deadlines) {
   const app = createHttpServer(limits);
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/stats', async () => ({ service: service.name, style: 'rest', deadline: deadlines.stats() }));
   app.get(service.route, async (req, reply) => {
     try {
       const request = {};
       for (const field of service.fields) request[field] = parseId(req.params[field] ?? req.query[field], field);
-      return await handle(request);
+      // A header sent twice arrives joined, "1, 2": malformed, so the
+      // default budget.
+      return await handle(request, deadlines.resolve(req.headers[HEADER]));
     } catch (err) {
       const kind = kindOf(err);
       if (kind === FAILED) throttled(`${service.name} failed: ${err.message}`);
@@ -51,7 +65,12 @@ function client({ addrs }) {
       const ms = Math.max(1, deadline - Date.now());
       const signal = AbortSignal.timeout(ms);
       try {
-        const { statusCode, body } = await pools[name].request({ method: 'GET', path: pathOf(SERVICES[name], request), signal });
+        const options = { method: 'GET', path: pathOf(SERVICES[name], request), headers: { [HEADER]: String(deadline) }, signal };
+        let { statusCode, body } = await pools[name].request(options);
+        for (let resends = 0; statusCode === NOT_READ && resends < RESENDS; resends++) {
+          await body.dump();
+          ({ statusCode, body } = await pools[name].request(options));
+        }
         const data = await body.json();
         if (statusCode === 200) return data;
         throw new CallError(KIND[statusCode] || FAILED, data.error || `answered ${statusCode}`);
