@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -356,5 +358,27 @@ func TestSignalsDuringRunLeaveNothing(t *testing.T) {
 				t.Errorf("the run directory lost its state: %v", runs)
 			}
 		})
+	}
+}
+
+// SIGPIPE alone stops nothing: a write to a socket whose peer went away
+// raises it too (a link proxy's, when a broker restarts), and only a
+// reader of msbench's own output that went away is an interruption, told
+// by the write's EPIPE (the SIGPIPE case of TestSignalsDuringRunLeaveNothing).
+func TestSigpipeAloneIsNoInterruption(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	cmd := exec.Command(msbenchBinary(t), "load", "-q", "-r", "50", "-d", "2s", srv.URL)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGPIPE); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("msbench load after a SIGPIPE: %v\n%s", err, stderr.String())
 	}
 }

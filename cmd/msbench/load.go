@@ -157,11 +157,7 @@ func runLoad(cmd *cobra.Command, f loadFlags, rawURL string) error {
 		opts.Sink = writer
 	}
 	stderr := cmd.ErrOrStderr()
-	tty := false
-	if f, ok := stderr.(*os.File); ok {
-		tty = console.IsTerminal(f)
-	}
-	progress := &console.Progress{W: stderr, TTY: tty}
+	progress := &console.Progress{W: stderr, TTY: isTerminal(stderr)}
 	if !f.quiet {
 		opts.Progress, opts.ProgressEvery = progress.Show, progress.Every()
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/lease"
 )
 
@@ -30,14 +31,45 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 var errInterrupted = errors.New("interrupted")
 
 func main() {
-	// Closing the terminal (SIGHUP) and a reader that went away
-	// (`msbench run … | head`: SIGPIPE) stop a run as Ctrl-C does, with
+	// Closing the terminal (SIGHUP) stops a run as Ctrl-C does, with
 	// everything stopped and removed and what was measured kept; by
-	// default either would kill msbench on the spot. With SIGPIPE caught, a
-	// write to the closed pipe fails instead, which the output tolerates.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	// default it would kill msbench on the spot. So does a reader that
+	// went away (`msbench run … | head`), told by a write to standard
+	// output or error failing with EPIPE. SIGPIPE itself says nothing:
+	// once caught it is also raised by every write to a socket whose peer
+	// has gone, as a link proxy's are when a broker restarts. It is caught
+	// (not ignored) so that the writes fail instead of killing msbench,
+	// while the children still start with its default.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	ctx, readerGone := context.WithCancel(ctx)
+	defer readerGone()
+	os.Exit(run(ctx, os.Args[1:], &output{w: os.Stdout, gone: readerGone}, &output{w: os.Stderr, gone: readerGone}))
+}
+
+// output is standard output or error, which stops the run when its
+// reader has gone.
+type output struct {
+	w    io.Writer
+	gone context.CancelFunc
+}
+
+// isTerminal reports whether w is a terminal, seen through an output.
+func isTerminal(w io.Writer) bool {
+	if o, ok := w.(*output); ok {
+		w = o.w
+	}
+	f, ok := w.(*os.File)
+	return ok && console.IsTerminal(f)
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		o.gone()
+	}
+	return n, err
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

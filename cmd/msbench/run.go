@@ -10,7 +10,6 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/checkout"
-	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/report"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
@@ -113,9 +112,7 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 		CommandLine: os.Args,
 		Seed:        seed,
 	}
-	if file, ok := opts.Log.(*os.File); ok {
-		opts.TTY = console.IsTerminal(file)
-	}
+	opts.TTY = isTerminal(opts.Log)
 	dir, runErr := runner.Run(cmd.Context(), s, opts)
 	if errors.Is(runErr, runner.ErrSeedConflict) {
 		return usageError{runErr}
