@@ -76,7 +76,7 @@ func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
 	targets := dep.instancesOf(ev.Target)
 	if ev.Action == "restart" {
 		if d := dep.dependency(ev.Target); d != nil {
-			return d.Restart(ctx)
+			return dep.restartDependency(ctx, d)
 		}
 		return dep.restartService(ctx, ev.Target)
 	}

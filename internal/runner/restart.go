@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/resources"
 )
 
@@ -86,4 +87,42 @@ func (c *carriedTracked) Usage() (resources.Usage, error) {
 func (c *carriedTracked) ResetPeak() error {
 	c.carried.PeakMemBytes = 0
 	return c.Tracked.ResetPeak()
+}
+
+// restartDependency restarts a dependency (deps.Instance.Restart) and
+// accounts its new processes in place of the old ones, their CPU over the
+// step carried over as a restarted service's is.
+func (d *deployment) restartDependency(ctx context.Context, dep *deps.Instance) error {
+	olds := d.instancesOf(dep.Name)
+	carried := make([]resources.Usage, len(olds))
+	for i, old := range olds {
+		u, err := old.tracked.Usage()
+		if err != nil {
+			return fmt.Errorf("restart %s: %w", dep.Name, err)
+		}
+		carried[i] = u
+		// From here on its process may go at any moment, on purpose.
+		old.faulted = true
+	}
+	if err := dep.Restart(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for i, p := range dep.Processes() {
+		if i >= len(olds) {
+			errs = append(errs, fmt.Errorf("restart %s: it came back with more processes (%d) than it had (%d)", dep.Name, len(dep.Processes()), len(olds)))
+			break
+		}
+		old := olds[i]
+		d.sampler.Remove(old.name)
+		errs = append(errs, old.tracked.Close())
+		tracked, err := d.track(d.cfg.acct, old.name, p.Pid(), d.depLimits(dep.Name))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		old.proc, old.faulted = p, false
+		old.tracked = &carriedTracked{Tracked: tracked, carried: carried[i]}
+	}
+	return errors.Join(errs...)
 }

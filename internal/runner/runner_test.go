@@ -296,6 +296,14 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 		t.Errorf("no fresh restart in the log:\n%s", log)
 	}
 	checkServiceRestart(t, r.StepDir(1, "2", "crash"))
+	// A dependency restarted while it runs is no crash, and its new
+	// process is accounted under its name.
+	if evs, err := r.StepDir(1, "2", "dep-restart").ReadEvents(); err != nil || len(evs) != 1 || evs[0].Error != "" {
+		t.Errorf("dependency restart: %+v, %v", evs, err)
+	}
+	if res, err := r.StepDir(1, "2", "dep-restart").ReadResources(); err != nil || !slices.ContainsFunc(res.Services, func(u results.ServiceUsage) bool { return u.Name == "cache" && u.PeakMemBytes > 0 }) {
+		t.Errorf("the restarted dependency is not accounted: %+v, %v", res, err)
+	}
 	if left := svcProcesses(t); len(left) > 0 {
 		t.Fatalf("processes left running: %v", left)
 	}

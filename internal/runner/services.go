@@ -269,7 +269,7 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 	for k, v := range in.Values {
 		values["dep."+dep.Name+"."+k] = v
 	}
-	limits := resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes, CPUSet: c.place.dependency(dep.Name)}
+	limits := d.depLimits(dep.Name)
 	for i, p := range in.Processes() {
 		name := dep.Name
 		if i > 0 {
@@ -287,6 +287,12 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 		d.instances = append(d.instances, &instance{name: name, service: dep.Name, addr: in.Addr, proc: p, tracked: tracked, dep: true})
 	}
 	return nil
+}
+
+// depLimits are what a dependency's processes are capped and placed to.
+func (d *deployment) depLimits(name string) resources.Limits {
+	dep := d.cfg.study.Dependency(name)
+	return resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes, CPUSet: d.cfg.place.dependency(name)}
 }
 
 // track accounts a process, falling back to no caps (with a warning) where
