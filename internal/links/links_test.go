@@ -143,8 +143,10 @@ func TestHandshakeAndCloseCrossTheLink(t *testing.T) {
 	if _, err := roundTrip(c, []byte("hi")); err != nil {
 		t.Fatal(err)
 	}
-	// Handshake (2×5 ms) and the round trip (2×5 ms).
-	if d := time.Since(start); d < 20*time.Millisecond || d > 25*time.Millisecond {
+	// Handshake (2×5 ms) and the round trip (2×5 ms). A busy machine adds
+	// to it, never takes away; the upper bound only tells one handshake's
+	// delay from a handshake counted twice (30 ms).
+	if d := time.Since(start); d < 20*time.Millisecond || d >= 30*time.Millisecond {
 		t.Fatalf("first round trip on a new connection took %s, want about 20ms", d)
 	}
 	// A close crosses the link like the bytes: the echo server's answering
@@ -154,7 +156,8 @@ func TestHandshakeAndCloseCrossTheLink(t *testing.T) {
 	if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
 		t.Fatalf("read %d, %v, want the end", n, err)
 	}
-	if d := time.Since(start); d < 10*time.Millisecond || d > 15*time.Millisecond {
+	// As above: at least the link's round trip, under twice it.
+	if d := time.Since(start); d < 10*time.Millisecond || d >= 20*time.Millisecond {
 		t.Fatalf("the close's round trip took %s, want about 10ms", d)
 	}
 }

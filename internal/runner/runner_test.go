@@ -311,8 +311,9 @@ func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {
 
 // checkServiceRestart: both backends killed at 400 ms and started again at
 // 900 ms; the front fails in between and answers again after, and the
-// backends' usage over the step counts both of each's processes (the
-// front calls the first backend only).
+// backends' usage over the step counts both of each's processes: never
+// less than before the step, as it would be if the killed process's CPU
+// were dropped (CPU is counted in 10 ms ticks, so it may not grow).
 func checkServiceRestart(t *testing.T, step results.StepDir) {
 	t.Helper()
 	evs, err := step.ReadEvents()
@@ -358,8 +359,8 @@ func checkServiceRestart(t *testing.T, step results.StepDir) {
 	for _, u := range res.Services {
 		if u.Service == "backend" {
 			n++
-			if u.Name == "backend" && u.CPUUserS+u.CPUSysS <= 0 {
-				t.Errorf("%s used no CPU over the step: %+v", u.Name, u)
+			if u.CPUUserS < 0 || u.CPUSysS < 0 {
+				t.Errorf("%s used negative CPU over the step: %+v", u.Name, u)
 			}
 		}
 	}
