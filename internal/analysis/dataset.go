@@ -34,6 +34,10 @@ type Dataset struct {
 	Claims *claims.File
 	units  map[[2]string][]*Unit // (variant key, step) → repetitions
 	run    *results.Run
+	// written is the study file as the run kept it, without its profile
+	// (SkippedByProfile), once read; writtenErr why it could not be.
+	written    *study.Study
+	writtenErr error
 }
 
 // Unit is one measured step of one variant in one repetition.

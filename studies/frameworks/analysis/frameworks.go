@@ -10,14 +10,11 @@ package frameworks
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/msbench/msbench/internal/analysis"
-	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -100,11 +97,9 @@ type fwRun struct {
 	stats map[*analysis.Unit]*recStats
 	// unreadable names the units whose records could not be read.
 	unreadable []string
-	// plan is the study file as written, without the profile, so that a
-	// section can name the steps and variants the profile left out; nil
-	// when the run's copy could not be read (planErr says why) or for a
-	// dataset made in memory.
-	plan    *study.Study
+	// skipped are the steps and variants the profile left out; planErr
+	// says why they could not be told.
+	skipped []string
 	planErr error
 }
 
@@ -121,13 +116,9 @@ func newRun(ds *analysis.Dataset) (*fwRun, error) {
 			r.first[c.app] = c
 		}
 	}
-	if ds.Dir != "" {
-		path := filepath.Join(ds.Dir, study.FileName)
-		data, err := os.ReadFile(path)
-		if err == nil {
-			r.plan, err = study.Parse(path, data, "")
-		}
-		r.planErr = err
+	r.skipped, r.planErr = ds.SkippedSteps(nil)
+	if variants, err := ds.SkippedVariants(); err == nil {
+		r.skipped = append(r.skipped, variants...)
 	}
 	r.readRecords()
 	return r, nil
@@ -200,27 +191,15 @@ func (r *fwRun) variants() []variantRow {
 // the steps and variants the profile left out, the variants the run lacks
 // a step of, and the frameworks the claims compare that the run has not.
 func (r *fwRun) notMeasured() string {
-	var what []string
-	if r.plan != nil {
-		for _, st := range r.plan.Load.Steps {
-			if !slices.ContainsFunc(r.ds.Study.Load.Steps, func(s *study.Step) bool { return s.Name == st.Name }) {
-				what = append(what, st.Name+" (every variant)")
-			}
-		}
-		for _, v := range r.plan.Matrix() {
-			if !slices.ContainsFunc(r.ds.Variants, func(w study.Variant) bool { return w.Key() == v.Key() }) {
-				what = append(what, v.Key()+" (every step)")
-			}
-		}
-	}
+	what := slices.Clone(r.skipped)
 	for _, fw := range frameworkOrder {
-		if r.plan == nil && r.key(fw, authorsLoad[fw]) == "" {
+		if r.planErr != nil && r.key(fw, authorsLoad[fw]) == "" {
 			what = append(what, fw+"-"+authorsLoad[fw]+" (not in this run's variants)")
 		}
 	}
 	for _, app := range apps {
 		for _, lvl := range levels {
-			if r.at(app, lvl) == nil && r.plan == nil {
+			if r.at(app, lvl) == nil && r.planErr != nil {
 				what = append(what, "the "+app+" test at "+lvl+" load (no such step in this run)")
 			}
 		}
@@ -278,31 +257,6 @@ func (r *fwRun) intro() analysis.Section {
 		sec.Text = append(sec.Text, "Records that could not be read (success, warm-up and the first requests are not shown for them): "+strings.Join(r.unreadable, "; ")+".")
 	}
 	return sec
-}
-
-// paperFigure is a published figure of claims.yaml by id; the zero figure
-// when the run kept no claims.
-func (r *fwRun) paperFigure(id string) claims.Figure {
-	if r.ds.Claims == nil {
-		return claims.Figure{}
-	}
-	return r.ds.Claims.Figures[id]
-}
-
-// paperPoint is one point of a published figure, NaN when not published.
-func (r *fwRun) paperPoint(id, key string) float64 {
-	if v, ok := r.paperFigure(id).Points[key]; ok {
-		return v
-	}
-	return analysis.NaN
-}
-
-// paperValue is a published figure's single value, NaN when not published.
-func (r *fwRun) paperValue(id string) float64 {
-	if v := r.paperFigure(id).Value; v != nil {
-		return *v
-	}
-	return analysis.NaN
 }
 
 // paperText formats a published figure for a table: "–" when the thesis

@@ -86,9 +86,9 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 			paper := "–"
 			switch {
 			case v.fw == spring && v.authors() && c.level == low:
-				paper = paperText(r.paperPoint("spring-tail", c.app), func(x float64) string { return "p95 " + approx(x) + " × p50" })
+				paper = paperText(r.ds.PaperPoint("spring-tail", c.app), func(x float64) string { return "p95 " + approx(x) + " × p50" })
 			case v.fw == micro && v.authors() && c.app == universities && c.level == high:
-				paper = paperText(r.paperValue("micro-universities-high-p50"), func(x float64) string { return "p50 " + approx(x) + " ms" })
+				paper = paperText(r.ds.PaperValue("micro-universities-high-p50"), func(x float64) string { return "p50 " + approx(x) + " ms" })
 			}
 			t.Rows = append(t.Rows, []string{c.app, c.level, v.key, v.loadText(), repsOf(len(units)),
 				cell(r.ds.PerRun(v.key, c.step.Name, p50), 1), cell(r.ds.PerRun(v.key, c.step.Name, p95), 1), cell(r.ds.PerRun(v.key, c.step.Name, tail), 1), paper})
@@ -99,12 +99,12 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 		Header:  []string{"app", "level", "micro / spring", "thesis", "micro / nest", "thesis", "spring / nest", "nest / the faster other"},
 	}
 	for _, c := range r.cases {
-		mn := paperText(r.paperPoint("p50-micro-vs-nest", c.app+"-"+c.level), plain)
-		if x := r.paperPoint("p50-micro-vs-nest-at-least", c.app+"-"+c.level); finite(x) {
+		mn := paperText(r.ds.PaperPoint("p50-micro-vs-nest", c.app+"-"+c.level), plain)
+		if x := r.ds.PaperPoint("p50-micro-vs-nest-at-least", c.app+"-"+c.level); finite(x) {
 			mn = atLeast(x)
 		}
 		ratios.Rows = append(ratios.Rows, []string{c.app, c.level,
-			cell(across(ratio, r.authors(micro, c, p50), r.authors(spring, c, p50)), 2), paperText(r.paperPoint("p50-micro-vs-spring", c.app+"-"+c.level), plain),
+			cell(across(ratio, r.authors(micro, c, p50), r.authors(spring, c, p50)), 2), paperText(r.ds.PaperPoint("p50-micro-vs-spring", c.app+"-"+c.level), plain),
 			cell(across(ratio, r.authors(micro, c, p50), r.authors(nest, c, p50)), 2), mn,
 			cell(across(ratio, r.authors(spring, c, p50), r.authors(nest, c, p50)), 2),
 			cell(r.vsOthers(nest, c, p50, overBest), 3)})
@@ -166,7 +166,7 @@ func (r *fwRun) successSection() (analysis.Section, error) {
 			}
 			paper := "–"
 			if v.authors() {
-				paper = paperText(r.paperPoint("success-within-pause", v.fw+"-"+c.app+"-"+c.level), percent)
+				paper = paperText(r.ds.PaperPoint("success-within-pause", v.fw+"-"+c.app+"-"+c.level), percent)
 			}
 			requests, _ := r.ds.Median(v.key, c.step.Name, func(u *analysis.Unit) float64 { return float64(u.Summary.Requests) })
 			late, failed := stats.Median(finiteRuns(pr(lateCount))), stats.Median(finiteRuns(pr(failedCount)))
@@ -249,12 +249,12 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 	for _, c := range r.cases {
 		cpuPaper := "–"
 		if c.level == high {
-			cpuPaper = paperText(r.paperValue("micro-cpu-vs-spring-high"), atLeast)
+			cpuPaper = paperText(r.ds.PaperValue("micro-cpu-vs-spring-high"), atLeast)
 		}
 		ratios.Rows = append(ratios.Rows, []string{c.app, c.level,
 			cell(across(ratio, r.authors(nest, c, memMiB), r.authors(spring, c, memMiB)), 3),
 			cell(across(ratio, r.authors(nest, c, memMiB), r.authors(micro, c, memMiB)), 3),
-			paperText(r.paperValue("nest-memory-share"), func(x float64) string { return "nest " + approx(x) + " × the others" }),
+			paperText(r.ds.PaperValue("nest-memory-share"), func(x float64) string { return "nest " + approx(x) + " × the others" }),
 			cell(across(ratio, r.authors(micro, c, cpuS), r.authors(spring, c, cpuS)), 2), cpuPaper,
 			cell(r.vsOthers(micro, c, cpuS, overWorst), 2),
 			cell(r.vsOthers(nest, c, cpuPerRequestMs, overBest), 3)})

@@ -78,7 +78,7 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 			s.Values, s.Low, s.High = append(s.Values, med), append(s.Low, lo), append(s.High, hi)
 			pv := analysis.NaN
 			if l.x == 200 {
-				pv = r.paperPoint("throughput-200", style)
+				pv = r.ds.PaperPoint("throughput-200", style)
 			}
 			p.Values = append(p.Values, pv)
 		}
@@ -134,13 +134,13 @@ func (r *ipcRun) paperDifferences() analysis.Table {
 		ours   []float64
 		digits int
 	}{
-		{50, "gRPC − REST, requests", r.paperPoint("throughput-diff-50", "grpc-minus-rest"), analysis.Paired(tput(grpc, 50), tput(rest, 50), diff), 0},
-		{50, "gRPC − RabbitMQ, requests", r.paperPoint("throughput-diff-50", "grpc-minus-amqp"), analysis.Paired(tput(grpc, 50), tput(amqp, 50), diff), 0},
-		{100, "RabbitMQ − REST, requests", r.paperPoint("throughput-diff-100", "amqp-minus-rest"), analysis.Paired(tput(amqp, 100), tput(rest, 100), diff), 0},
-		{100, "the better mean response of REST and RabbitMQ − gRPC's, ms", r.paperValue("response-diff-100"), byRep(betterOthers), 1},
-		{200, "RabbitMQ, requests", r.paperPoint("throughput-200", amqp), byRep(tput(amqp, 200)), 0},
-		{200, "gRPC − RabbitMQ, requests", r.paperPoint("throughput-200", grpc) - r.paperPoint("throughput-200", amqp), analysis.Paired(tput(grpc, 200), tput(amqp, 200), diff), 0},
-		{200, "REST − RabbitMQ, requests", r.paperPoint("throughput-200", rest) - r.paperPoint("throughput-200", amqp), analysis.Paired(tput(rest, 200), tput(amqp, 200), diff), 0},
+		{50, "gRPC − REST, requests", r.ds.PaperPoint("throughput-diff-50", "grpc-minus-rest"), analysis.Paired(tput(grpc, 50), tput(rest, 50), diff), 0},
+		{50, "gRPC − RabbitMQ, requests", r.ds.PaperPoint("throughput-diff-50", "grpc-minus-amqp"), analysis.Paired(tput(grpc, 50), tput(amqp, 50), diff), 0},
+		{100, "RabbitMQ − REST, requests", r.ds.PaperPoint("throughput-diff-100", "amqp-minus-rest"), analysis.Paired(tput(amqp, 100), tput(rest, 100), diff), 0},
+		{100, "the better mean response of REST and RabbitMQ − gRPC's, ms", r.ds.PaperValue("response-diff-100"), byRep(betterOthers), 1},
+		{200, "RabbitMQ, requests", r.ds.PaperPoint("throughput-200", amqp), byRep(tput(amqp, 200)), 0},
+		{200, "gRPC − RabbitMQ, requests", r.ds.PaperPoint("throughput-200", grpc) - r.ds.PaperPoint("throughput-200", amqp), analysis.Paired(tput(grpc, 200), tput(amqp, 200), diff), 0},
+		{200, "REST − RabbitMQ, requests", r.ds.PaperPoint("throughput-200", rest) - r.ds.PaperPoint("throughput-200", amqp), analysis.Paired(tput(rest, 200), tput(amqp, 200), diff), 0},
 		{200, "REST: at 200 users / at 100 users", analysis.NaN, kept(rest), 3},
 		{200, "gRPC: at 200 users / at 100 users", analysis.NaN, kept(grpc), 3},
 		{200, "RabbitMQ: at 200 users / at 100 users", analysis.NaN, kept(amqp), 3},

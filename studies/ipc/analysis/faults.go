@@ -278,7 +278,7 @@ func (r *ipcRun) availabilitySection() (analysis.Section, error) {
 		}
 	}
 	for _, style := range styles {
-		mttf, mttr := r.paperPoint("mttf-200", style), r.paperPoint("mttr", style)
+		mttf, mttr := r.ds.PaperPoint("mttf-200", style), r.ds.PaperPoint("mttr", style)
 		row := []string{"paper: " + style}
 		for _, l := range r.overload {
 			if l.x == 200 {

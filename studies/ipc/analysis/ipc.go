@@ -8,15 +8,12 @@ package ipc
 import (
 	"cmp"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/msbench/msbench/internal/analysis"
-	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -112,11 +109,7 @@ type ipcRun struct {
 	open     []level
 	overload []level
 	faults   []*study.Step
-	// plan is the study file as written, without the profile, so that a
-	// section can name the steps the profile skipped; nil when the run's
-	// copy could not be read (planErr says why) or for a dataset made in
-	// memory.
-	plan    *study.Study
+	// planErr says why the steps the profile skipped could not be told.
 	planErr error
 	// callTimeoutMs is the gateway's deadline for its five calls: a page
 	// that reaches the client after it is counted as delayed.
@@ -164,14 +157,7 @@ func newRun(ds *analysis.Dataset) (*ipcRun, error) {
 			r.callTimeoutMs = ms
 		}
 	}
-	if ds.Dir != "" {
-		path := filepath.Join(ds.Dir, study.FileName)
-		data, err := os.ReadFile(path)
-		if err == nil {
-			r.plan, err = study.Parse(path, data, "")
-		}
-		r.planErr = err
-	}
+	_, r.planErr = ds.SkippedSteps(nil)
 	if err := r.readRecords(); err != nil {
 		return nil, err
 	}
@@ -191,14 +177,8 @@ func (r *ipcRun) key(style, delay string) string {
 // could not show: those the profile skipped (every variant) and those a
 // variant lacks.
 func (r *ipcRun) notMeasured(where map[string]string) string {
-	var what []string
-	if r.plan != nil {
-		for _, st := range r.plan.Load.Steps {
-			if st.Matches(where) && !slices.ContainsFunc(r.ds.Study.Load.Steps, func(s *study.Step) bool { return s.Name == st.Name }) {
-				what = append(what, st.Name+" (every variant)")
-			}
-		}
-	}
+	// The variants the profile left out are named once, in the intro.
+	what, _ := r.ds.SkippedSteps(where)
 	return analysis.NotMeasured(append(what, r.ds.Unmeasured(r.ds.Steps(where))...))
 }
 
@@ -233,31 +213,8 @@ func (r *ipcRun) intro() analysis.Section {
 	}
 	if r.planErr != nil {
 		sec.Text = append(sec.Text, "Could not read the study file as run ("+r.planErr.Error()+"), so the steps the profile skipped are not named below.")
+	} else if skipped, _ := r.ds.SkippedVariants(); len(skipped) > 0 {
+		sec.Text = append(sec.Text, "The profile left out variants: "+strings.Join(skipped, ", ")+".")
 	}
 	return sec
-}
-
-// paperFigure is a published figure of claims.yaml by id; the zero figure
-// when the run kept no claims.
-func (r *ipcRun) paperFigure(id string) claims.Figure {
-	if r.ds.Claims == nil {
-		return claims.Figure{}
-	}
-	return r.ds.Claims.Figures[id]
-}
-
-// paperPoint is one point of a published figure, NaN when not published.
-func (r *ipcRun) paperPoint(id, key string) float64 {
-	if v, ok := r.paperFigure(id).Points[key]; ok {
-		return v
-	}
-	return analysis.NaN
-}
-
-// paperValue is a published figure's single value, NaN when not published.
-func (r *ipcRun) paperValue(id string) float64 {
-	if v := r.paperFigure(id).Value; v != nil {
-		return *v
-	}
-	return analysis.NaN
 }
