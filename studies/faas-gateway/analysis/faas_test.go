@@ -7,6 +7,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/claims/claimstest"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -101,12 +102,7 @@ func TestFaasVerdicts(t *testing.T) {
 		"gin-least-consistent": claims.Reproduced,                                     // p99/p50 5.6 against 2.9
 		"fiber-no-boost":       claims.NotReproduced,                                  // fiber 0.7× net/http
 	}
-	for _, c := range file.Claims {
-		r := claims.Judge(c, res.Metrics, 0.02)
-		if r.Verdict != want[c.ID] || r.Provisional {
-			t.Errorf("claim %s: verdict %q provisional %v (%s; %s), want %q", c.ID, r.Verdict, r.Provisional, r.Measured(), r.Why, want[c.ID])
-		}
-	}
+	claimstest.Verdicts(t, file, res.Metrics, 0.02, 0, want)
 	if len(res.Sections[1].Figures) != 3 {
 		t.Errorf("%d stage breakdown figures, want one per endpoint", len(res.Sections[1].Figures))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/claims/claimstest"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/records"
@@ -246,20 +247,7 @@ func TestVerdicts(t *testing.T) {
 		"parsing-costs-cpu":                claims.Holds, // min(4, 5, 4)
 		"universities-gap-is-loading":      claims.Holds, // 12 / 6
 	}
-	if len(file.Claims) != len(want) {
-		t.Errorf("claims.yaml has %d claims, the test expects %d", len(file.Claims), len(want))
-	}
-	for _, c := range file.Claims {
-		r := claims.Judge(c, res.Metrics, 0.01)
-		if r.Verdict != want[c.ID] || r.Provisional {
-			t.Errorf("claim %s: verdict %q provisional %v (%s; %s), want %q", c.ID, r.Verdict, r.Provisional, r.Measured(), r.Why, want[c.ID])
-		}
-	}
-	for id, m := range res.Metrics {
-		if len(m.PerRun) != 3 {
-			t.Errorf("metric %s has %d values, want one per repetition", id, len(m.PerRun))
-		}
-	}
+	claimstest.Verdicts(t, file, res.Metrics, 0.01, 3, want)
 	for id, want := range map[string]float64{
 		"warmup-spring-hello":                       8,
 		"steady-tail-spring-hello-low":              1,

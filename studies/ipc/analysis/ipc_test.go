@@ -12,6 +12,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/claims/claimstest"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
@@ -210,20 +211,7 @@ func TestVerdicts(t *testing.T) {
 		"broker-restart-loses-nothing": claims.DoesNotHold, // 3 of 2000 never answered
 		"pause-service-loses-nothing":  claims.Holds,       // nothing failed
 	}
-	if len(file.Claims) != len(want) {
-		t.Errorf("claims.yaml has %d claims, the test expects %d", len(file.Claims), len(want))
-	}
-	for _, c := range file.Claims {
-		r := claims.Judge(c, res.Metrics, 0.01)
-		if r.Verdict != want[c.ID] || r.Provisional {
-			t.Errorf("claim %s: verdict %q provisional %v (%s; %s), want %q", c.ID, r.Verdict, r.Provisional, r.Measured(), r.Why, want[c.ID])
-		}
-	}
-	for id, m := range res.Metrics {
-		if len(m.PerRun) != 3 {
-			t.Errorf("metric %s has %d values, want one per repetition", id, len(m.PerRun))
-		}
-	}
+	claimstest.Verdicts(t, file, res.Metrics, 0.01, 3, want)
 	if got := res.Metrics["mttf-amqp-vs-grpc-200"].PerRun[0]; got != 2 {
 		t.Errorf("amqp/grpc time to failure %v, want the lower bound 60/30 = 2", got)
 	}

@@ -1,0 +1,34 @@
+// Package claimstest checks an analysis' verdicts on synthetic data whose
+// answers are known.
+package claimstest
+
+import (
+	"testing"
+
+	"github.com/msbench/msbench/internal/claims"
+)
+
+// Verdicts judges every claim of file on metrics with the noise floor and
+// wants each one's verdict in want, none provisional, and a verdict named
+// for every claim. With reps > 0 every metric must have one value per
+// repetition.
+func Verdicts(t *testing.T, file *claims.File, metrics map[string]claims.Metric, noise float64, reps int, want map[string]string) {
+	t.Helper()
+	if len(file.Claims) != len(want) {
+		t.Errorf("the claims file has %d claims, the test expects %d", len(file.Claims), len(want))
+	}
+	for _, c := range file.Claims {
+		r := claims.Judge(c, metrics, noise)
+		if r.Verdict != want[c.ID] || r.Provisional {
+			t.Errorf("claim %s: verdict %q provisional %v (%s; %s), want %q", c.ID, r.Verdict, r.Provisional, r.Measured(), r.Why, want[c.ID])
+		}
+	}
+	if reps == 0 {
+		return
+	}
+	for id, m := range metrics {
+		if len(m.PerRun) != reps {
+			t.Errorf("metric %s has %d values, want one per repetition (%d)", id, len(m.PerRun), reps)
+		}
+	}
+}
