@@ -192,15 +192,21 @@ func (r *fwRun) overCases(cases []*fcase, pick func(a, b float64) float64, per f
 			continue
 		}
 		used = append(used, c.label())
-		for rep, x := range m {
-			if y, ok := out[rep]; ok {
-				out[rep] = pick(y, x)
-			} else {
-				out[rep] = x
-			}
-		}
+		fold(out, m, pick)
 	}
 	return out, used
+}
+
+// fold merges m into out repetition by repetition, with pick where both
+// have a value.
+func fold(out, m map[int]float64, pick func(a, b float64) float64) {
+	for rep, x := range m {
+		if y, ok := out[rep]; ok {
+			out[rep] = pick(y, x)
+		} else {
+			out[rep] = x
+		}
+	}
 }
 
 // geoMeanCases is, repetition by repetition, the geometric mean of a
@@ -324,13 +330,7 @@ func (r *fwRun) metrics() map[string]claims.Metric {
 				continue
 			}
 			used = append(used, fw)
-			for rep, x := range q {
-				if y, ok := out[rep]; ok {
-					out[rep] = min(x, y)
-				} else {
-					out[rep] = x
-				}
-			}
+			fold(out, q, minF)
 		}
 		return out, used
 	}
