@@ -163,13 +163,30 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	if err := p.signalGroup(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("stop %s: %w", p.name, err)
+	return p.killGroup("stop")
+}
+
+// Crash SIGKILLs the group, as a crash would end it, and returns once the
+// leader is reaped and no live member is left (its port free, say).
+func (p *Process) Crash() error {
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	if p.finished() {
+		return nil
 	}
-	killCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
+	return p.killGroup("crash")
+}
+
+// killGroup SIGKILLs the group and waits, bounded by killWait, until it
+// is gone; the caller holds stopMu.
+func (p *Process) killGroup(what string) error {
+	if err := p.signalGroup(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("%s %s: %w", what, p.name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), killWait)
 	defer cancel()
-	if err := p.waitGone(killCtx); err != nil {
-		return fmt.Errorf("stop %s: group %d still alive %v after SIGKILL", p.name, p.pid, killWait)
+	if err := p.waitGone(ctx); err != nil {
+		return fmt.Errorf("%s %s: group %d still alive %v after SIGKILL", what, p.name, p.pid, killWait)
 	}
 	return nil
 }

@@ -126,6 +126,24 @@ func TestKill(t *testing.T) {
 	assertSignaled(t, p, syscall.SIGKILL)
 }
 
+// Crash kills at once, and returns only once the whole group is gone:
+// a grandchild that ignores SIGTERM too.
+func TestCrashWaitsForTheGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	p := proctest.StartHelper(t, "parent", "grandchild", pidfile, "ignore-term")
+	gpid := readPid(t, pidfile)
+	if err := p.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	if procfs.Alive(gpid) {
+		t.Errorf("grandchild %d still alive after Crash returned", gpid)
+	}
+	assertSignaled(t, p, syscall.SIGKILL)
+	if err := p.Crash(); err != nil {
+		t.Errorf("a second Crash: %v", err)
+	}
+}
+
 // TestPdeathsigKillsChildOfCrashedSupervisor simulates msbench dying
 // without cleanup: its child must be killed by the kernel.
 func TestPdeathsigKillsChildOfCrashedSupervisor(t *testing.T) {

@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/resources"
 )
-
-// restartKillWait bounds the wait for a killed instance to go.
-const restartKillWait = 5 * time.Second
 
 // restartService starts every instance of a service anew, on its address
 // and with its placeholders, after stopping what is left of it (a killed
@@ -37,14 +33,9 @@ func (d *deployment) restartInstance(ctx context.Context, old *instance) error {
 	if err != nil {
 		return fmt.Errorf("restart %s: %w", old.name, err)
 	}
-	if err := old.proc.Kill(); err != nil {
-		return fmt.Errorf("restart %s: %w", old.name, err)
-	}
 	// Its port and cgroup are free only once it is gone.
-	select {
-	case <-old.proc.Done():
-	case <-time.After(restartKillWait):
-		return fmt.Errorf("restart %s: still running %v after SIGKILL", old.name, restartKillWait)
+	if err := old.proc.Crash(); err != nil {
+		return fmt.Errorf("restart: %w", err)
 	}
 	d.sampler.Remove(old.name)
 	if err := old.tracked.Close(); err != nil {
