@@ -62,8 +62,8 @@ func (n *Network) Host(name string) *Host {
 // octet tells networks of different msbench processes apart.
 var subnetBase = netip.AddrFrom4([4]byte{127, 201, 0, 0})
 
-// namePattern keeps host names usable in a namespace's name.
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+// NamePattern is what a host's name may be: usable in a namespace's name.
+var NamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
 
 // commandTimeout bounds each ip command.
 const commandTimeout = 10 * time.Second
@@ -77,7 +77,7 @@ func New(ctx context.Context, names []string) (n *Network, err error) {
 		return nil, fmt.Errorf("emulated hosts: %d hosts do not fit a /24 subnet", len(names))
 	}
 	for _, name := range names {
-		if !namePattern.MatchString(name) {
+		if !NamePattern.MatchString(name) {
 			return nil, fmt.Errorf("emulated hosts: host name %q: want lower-case letters, digits and dashes, starting with a letter", name)
 		}
 	}

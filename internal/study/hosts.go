@@ -1,9 +1,9 @@
 package study
 
 import (
-	"regexp"
-
 	"gopkg.in/yaml.v3"
+
+	"github.com/msbench/msbench/internal/hosts"
 )
 
 // Host is an emulated machine of a study file's hosts: a network namespace
@@ -22,15 +22,12 @@ type Host struct {
 	line     int
 }
 
-// hostName keeps a host's name usable in a namespace's name.
-var hostName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
-
 // hosts reads the hosts: field, in file order.
 func (d *decoder) hosts(n *yaml.Node) []*Host {
 	var out []*Host
 	for _, e := range d.mapping(n, "hosts") {
 		f := join("hosts", e.key)
-		if !hostName.MatchString(e.key) {
+		if !hosts.NamePattern.MatchString(e.key) {
 			d.errorf(e.keyN, f, "a host's name is lower-case letters, digits and dashes, starting with a letter, at most 31 of them")
 		}
 		h := &Host{Name: e.key, line: e.keyN.Line}

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -8,6 +9,9 @@ import (
 
 	"github.com/msbench/msbench/internal/tokens"
 )
+
+// tokenName keeps a token's name one element of a placeholder.
+var tokenName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // tokens reads the tokens: field: JSON Web Tokens msbench mints with a
 // fresh key for every run, for services to verify and the load to send:
@@ -24,7 +28,7 @@ func (d *decoder) tokens(n *yaml.Node) []tokens.Spec {
 	var out []tokens.Spec
 	for _, e := range d.mapping(n, "tokens") {
 		f := join("tokens", e.key)
-		if !hostName.MatchString(e.key) {
+		if !tokenName.MatchString(e.key) {
 			d.errorf(e.keyN, f, "a token's name is lower-case letters, digits and dashes, starting with a letter")
 		}
 		s := tokens.Spec{Name: e.key}
