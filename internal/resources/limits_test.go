@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,19 +63,30 @@ func TestReadCPUFormats(t *testing.T) {
 		}
 	}
 	write("cpu.stat", "usage_usec 3500000\nuser_usec 3000000\nsystem_usec 500000\nnr_periods 0\n")
-	write("cpuacct.stat", "user 250\nsystem 50\n") // v1 fallback, in ticks
+	write("cpuacct.usage", "6000000000\n") // v1's total, in ns
 	tests := []struct {
 		name      string
 		ops       cgroupOps
+		files     map[string]string // v1's per-mode counters, sampled at the tick
 		user, sys float64
 	}{
-		{"v2 cpu.stat", v2Ops{}, 3, 0.5},
-		{"v1 cpuacct.stat fallback", v1Ops{}, 2.5, 0.5},
+		{"v2 cpu.stat", v2Ops{}, nil, 3, 0.5},
+		{"v1 total split by usage_user/usage_sys", v1Ops{}, map[string]string{"cpuacct.usage_user": "750000000", "cpuacct.usage_sys": "250000000"}, 4.5, 1.5},
+		{"v1 cpuacct.stat fallback", v1Ops{}, map[string]string{"cpuacct.stat": "user 250\nsystem 50\n"}, 5, 1},
+		// The ticks missed a bursty service: the total still counts.
+		{"v1 no ticks at all", v1Ops{}, map[string]string{"cpuacct.usage_user": "0", "cpuacct.usage_sys": "0"}, 6, 0},
+		{"v1 system ticks only", v1Ops{}, map[string]string{"cpuacct.usage_user": "0", "cpuacct.usage_sys": "4000000"}, 0, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			for _, f := range []string{"cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"} {
+				os.Remove(filepath.Join(dir, f))
+			}
+			for name, content := range tt.files {
+				write(name, content)
+			}
 			u, s, err := tt.ops.readCPU(ctlPaths{cpu: dir, cpuacct: dir, memory: dir})
-			if err != nil || u != tt.user || s != tt.sys {
+			if err != nil || math.Abs(u-tt.user) > 1e-9 || math.Abs(s-tt.sys) > 1e-9 {
 				t.Errorf("got %v %v %v, want %v %v", u, s, err, tt.user, tt.sys)
 			}
 		})

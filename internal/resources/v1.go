@@ -73,9 +73,35 @@ func (v1Ops) setLimits(svc ctlPaths, l Limits) error {
 	return nil
 }
 
-// readCPU prefers the nanosecond counters; cpuacct.stat (in USER_HZ ticks)
-// is the fallback for kernels without cpuacct.usage_user.
+// readCPU takes the total from cpuacct.usage, which the scheduler keeps in
+// nanoseconds, and only the user/system split from the per-mode counters:
+// those are sampled at the tick, and a service that runs in short bursts
+// between ticks (an idle-ish Go server, with NO_HZ) can show no CPU at all
+// there while it served a whole step. The split follows the kernel's own
+// cputime_adjust, which does the same for cgroup v2's cpu.stat.
 func (v1Ops) readCPU(svc ctlPaths) (float64, float64, error) {
+	totalNS, err := readInt(filepath.Join(svc.cpuacct, "cpuacct.usage"))
+	if err != nil {
+		return 0, 0, err
+	}
+	user, sys, err := v1TickedCPU(svc)
+	if err != nil {
+		return 0, 0, err
+	}
+	total := float64(totalNS) / 1e9
+	if sys == 0 {
+		return total, 0, nil
+	}
+	if user == 0 {
+		return 0, total, nil
+	}
+	userShare := user / (user + sys)
+	return total * userShare, total * (1 - userShare), nil
+}
+
+// v1TickedCPU reads the per-mode counters: cpuacct.usage_user/usage_sys, or
+// on kernels without them cpuacct.stat (in USER_HZ ticks).
+func v1TickedCPU(svc ctlPaths) (float64, float64, error) {
 	userNS, err := readInt(filepath.Join(svc.cpuacct, "cpuacct.usage_user"))
 	if err == nil {
 		sysNS, err := readInt(filepath.Join(svc.cpuacct, "cpuacct.usage_sys"))
