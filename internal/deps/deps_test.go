@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,8 +98,16 @@ func testLifecycle(t *testing.T, kind Kind, c client) {
 		<-p.Done()
 	}
 	begin = time.Now()
-	if err := in.Restart(ctx); err != nil {
+	// Each new process is told of as it starts, helpers first, so that
+	// its start-up can be accounted.
+	var started []*proc.Process
+	if err := in.RestartEach(ctx, func(p *proc.Process) { started = append(started, p) }); err != nil {
 		t.Fatalf("restart after kill: %v", err)
+	}
+	want := slices.Clone(in.Processes())
+	slices.Reverse(want)
+	if !slices.Equal(started, want) {
+		t.Errorf("started %v, want the processes helpers first %v", started, want)
 	}
 	t.Logf("%s restarted after a kill in %v", kind, time.Since(begin).Round(time.Millisecond))
 	if err := c.use(ctx, in, "after"); err != nil {

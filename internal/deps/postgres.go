@@ -20,6 +20,17 @@ type postgres struct {
 	initdb, server string
 	data, password string
 	leased         []segment // shared memory recorded in the lease, one per start
+	// port is the server's own when it backs another kind (FerretDB's
+	// store) and the instance's port is that kind's; zero means the
+	// instance's.
+	port int
+}
+
+func (s *postgres) listenPort(e *env) int {
+	if s.port != 0 {
+		return s.port
+	}
+	return e.port
 }
 
 func (s *postgres) find(_ context.Context, e *env) error {
@@ -60,13 +71,13 @@ func (s *postgres) init(ctx context.Context, e *env) error {
 func (s *postgres) url(e *env) string { return s.urlFor(e, dbName) }
 
 func (s *postgres) urlFor(e *env, db string) string {
-	return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", dbUser, s.password, e.addr(), db)
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, s.password, s.listenPort(e), db)
 }
 
 func (s *postgres) values(*env) map[string]string { return credentials(s.password) }
 
 func (s *postgres) launches(e *env) []launch {
-	spec := e.spec("postgres", s.server, "-D", s.data, "-p", strconv.Itoa(e.port),
+	spec := e.spec("postgres", s.server, "-D", s.data, "-p", strconv.Itoa(s.listenPort(e)),
 		"-c", "listen_addresses=127.0.0.1",
 		// TCP only: a socket path in the private dir could exceed the
 		// length limit of Unix socket names.

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
 )
 
@@ -80,9 +81,9 @@ func (c *carriedTracked) ResetPeak() error {
 	return c.Tracked.ResetPeak()
 }
 
-// restartDependency restarts a dependency (deps.Instance.Restart) and
-// accounts its new processes in place of the old ones, their CPU over the
-// step carried over as a restarted service's is.
+// restartDependency restarts a dependency (deps.Instance.RestartEach) and
+// accounts its new processes in place of the old ones from the moment each
+// runs, their CPU over the step carried over as a restarted service's is.
 func (d *deployment) restartDependency(ctx context.Context, dep *deps.Instance) error {
 	olds := d.instancesOf(dep.Name)
 	carried := make([]resources.Usage, len(olds))
@@ -95,25 +96,36 @@ func (d *deployment) restartDependency(ctx context.Context, dep *deps.Instance) 
 		// From here on its process may go at any moment, on purpose.
 		old.faulted = true
 	}
-	if err := dep.Restart(ctx); err != nil {
-		return err
-	}
 	var errs []error
-	for i, p := range dep.Processes() {
-		if i >= len(olds) {
-			errs = append(errs, fmt.Errorf("restart %s: it came back with more processes (%d) than it had (%d)", dep.Name, len(dep.Processes()), len(olds)))
-			break
+	started := 0
+	err := dep.RestartEach(ctx, func(p *proc.Process) {
+		// The processes start helpers first; olds are in Processes'
+		// order, the server first.
+		i := len(olds) - 1 - started
+		started++
+		if i < 0 {
+			errs = append(errs, fmt.Errorf("restart %s: it came back with more processes than the %d it had", dep.Name, len(olds)))
+			return
 		}
 		old := olds[i]
 		d.sampler.Remove(old.name)
 		errs = append(errs, old.tracked.Close())
+		old.proc = p
 		tracked, err := d.track(d.cfg.acct, old.name, p.Pid(), d.depLimits(dep.Name))
 		if err != nil {
 			errs = append(errs, err)
-			continue
+			return
 		}
-		old.proc, old.faulted = p, false
 		old.tracked = &carriedTracked{Tracked: tracked, carried: carried[i]}
+	})
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if started != len(olds) {
+		errs = append(errs, fmt.Errorf("restart %s: it came back with %d processes, not the %d it had", dep.Name, started, len(olds)))
+	}
+	for _, old := range olds {
+		old.faulted = false
 	}
 	return errors.Join(errs...)
 }

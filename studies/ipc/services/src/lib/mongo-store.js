@@ -1,8 +1,8 @@
 'use strict';
 // A service whose data is one document per key in a MongoDB-wire store
 // (FerretDB in the lab), in a database of its own. Lookups are by a string
-// _id because that is the one filter FerretDB's SQLite backend turns into
-// an index lookup; any other filter scans the collection.
+// _id because that is the filter FerretDB answers from its index; most
+// others it filters in its own process, document by document.
 const { MongoClient, MongoBulkWriteError } = require('mongodb');
 const { VERSION } = require('./catalogue');
 const config = require('./config');
@@ -16,9 +16,9 @@ const MAX_TIME_MS_EXPIRED = 50;
 // store at once. The bound is what keeps an overload's queue in the
 // service, where a call that waits past its deadline is dropped (the gate,
 // lib/deadline.js), rather than in the store: a service that opened a
-// connection per waiting call would hand FerretDB, which manages a few
-// hundred lookups a second on SQLite, every call at once, each of them
-// slower for the others, and none could be taken back once sent. The
+// connection per waiting call would hand the store every call at once,
+// each of them slower for the others, and none could be taken back once
+// sent. The
 // driver's own wait queue is never used: the gate lets through no more
 // calls than there are connections.
 const POOL = 20;
