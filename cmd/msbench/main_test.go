@@ -54,6 +54,7 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"no dependency", []string{"deps", "up"}, "postgres"},
 		{"run without study", []string{"run"}, "one study name or file"},
 		{"unknown study", []string{"run", "nosuchstudy", "--root", "../.."}, "no study \"nosuchstudy\""},
+		{"no repetitions", []string{"run", "cache", "--root", "../..", "--repetitions", "0"}, "--repetitions must be at least 1"},
 		{"report of a non-run", []string{"report", "."}, "not an msbench results directory"},
 	}
 	for _, tt := range tests {

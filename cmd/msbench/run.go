@@ -22,6 +22,9 @@ type runFlags struct {
 	data    string
 	root    string
 	seed    uint64
+	// repetitions overrides the profile's count when set: more runs for
+	// narrower intervals without editing the study file.
+	repetitions int
 	// unplaced runs with placement: none, whatever the study says, to
 	// measure what the placement changes.
 	unplaced bool
@@ -52,6 +55,7 @@ orders it began with.`,
   msbench run studies/faas-gateway.yaml --profile paper
   msbench run faas-gateway --profile quick --seed 42
   msbench run faas-gateway --profile quick --no-placement
+  msbench run ipc --profile quick --repetitions 3
   msbench run faas-gateway --profile paper --resume results/faas-gateway-paper-20261122-101500`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -73,6 +77,7 @@ orders it began with.`,
 	fl.StringVar(&f.data, "data", "", "shared data directory (default <root>/../shared/data)")
 	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ (default: found from the working directory)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the variants' order in every repetition (default: drawn at random; a resumed run keeps its own)")
+	fl.IntVar(&f.repetitions, "repetitions", 0, "repetitions of every variant, instead of the profile's (a resumed run may be given more, to extend it)")
 	fl.BoolVar(&f.unplaced, "no-placement", false, "place nothing on cores, whatever the study's placement: says (to compare a run against a placed one)")
 	return cmd
 }
@@ -98,6 +103,12 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	s, err := study.Load(path, f.profile)
 	if err != nil {
 		return usageError{err}
+	}
+	if cmd.Flags().Changed("repetitions") {
+		if f.repetitions < 1 {
+			return usagef("--repetitions must be at least 1, got %d", f.repetitions)
+		}
+		s.Repetitions = f.repetitions
 	}
 	if f.unplaced {
 		s.Placement = &study.Placement{None: true}

@@ -71,9 +71,13 @@ func TestEveryStudyIsAFolder(t *testing.T) {
 func TestASixthStudyNeedsOnlyItsFolder(t *testing.T) {
 	results := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"run", "testdata/studies/hello/study.yaml", "--root", "../..", "--results", results}, &stdout, &stderr)
+	// --repetitions overrides the study's one repetition.
+	code := run(context.Background(), []string{"run", "testdata/studies/hello/study.yaml", "--root", "../..", "--results", results, "--repetitions", "2"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr.String())
+	}
+	if reps, _ := filepath.Glob(filepath.Join(results, "hello-*", "runs", "rep-*", "default", "greet", "summary.json")); len(reps) != 2 {
+		t.Errorf("%d repetitions measured, want the 2 asked for: %v", len(reps), reps)
 	}
 	report, _ := filepath.Glob(filepath.Join(results, "hello-*", "report.html"))
 	if len(report) != 1 {
