@@ -346,6 +346,9 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 	for _, k := range slices.Sorted(maps.Keys(p.Builds)) {
 		rows = append(rows, []string{"build " + k, p.Builds[k][:min(16, len(p.Builds[k]))]})
 	}
+	for _, k := range slices.Sorted(maps.Keys(p.Datasets)) {
+		rows = append(rows, []string{"dataset " + k, datasetText(p.Datasets[k])})
+	}
 	sec := analysis.Section{Title: "Provenance", Tables: []analysis.Table{{Header: []string{"what", "value"}, Rows: rows}}}
 	if p.Placement != nil {
 		sec.Tables = append(sec.Tables, placementTable(p.Placement))
@@ -368,4 +371,14 @@ func dirty(d bool) string {
 		return " (with uncommitted changes)"
 	}
 	return ""
+}
+
+// datasetText says which file a dataset was, and whether it is the shared
+// one or the study's stand-in.
+func datasetText(f results.DatasetFile) string {
+	what := "the shared file"
+	if f.Source == results.DatasetGenerated {
+		what = "generated: the shared file was absent, and the study's stand-in of the same shape was used"
+	}
+	return fmt.Sprintf("%s, %s (%d bytes, sha256 %s)", what, f.Path, f.Bytes, f.SHA256[:min(16, len(f.SHA256))])
 }

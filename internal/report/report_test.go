@@ -14,6 +14,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -21,6 +22,19 @@ import (
 // TestReportOfARealRun carries out the runner's tiny study and renders it.
 func TestReportOfARealRun(t *testing.T) {
 	dir := runTiny(t)
+	// As a study with a dataset whose shared file was absent records it.
+	run, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := run.ReadProvenance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov.Datasets = map[string]results.DatasetFile{"places": {Path: "/cache/gen/places.json", Source: results.DatasetGenerated, Bytes: 2048, SHA256: strings.Repeat("ab", 32)}}
+	if err := run.WriteProvenance(prov); err != nil {
+		t.Fatal(err)
+	}
 	path, err := Write(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +67,7 @@ func TestReportOfARealRun(t *testing.T) {
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil || !strings.Contains(string(md), "| variant | reps |") {
+	if err != nil || !strings.Contains(string(md), "| variant | reps |") || !strings.Contains(string(md), "| dataset places | generated: the shared file was absent") {
 		t.Fatalf("report.md: %v\n%s", err, md)
 	}
 	if strings.Contains(html, "Missing data") {

@@ -15,25 +15,27 @@ import (
 // Provenance says what produced a run, so that numbers can be trusted and
 // compared later.
 type Provenance struct {
-	Study           string            `json:"study"`
-	Profile         string            `json:"profile"`
-	StudyFile       string            `json:"study_file"`
-	GitCommit       string            `json:"git_commit"`
-	GitDirty        bool              `json:"git_dirty"`
-	CPUModel        string            `json:"cpu_model"`
-	Cores           int               `json:"cores"`
-	Kernel          string            `json:"kernel"`
-	MemoryBytes     int64             `json:"memory_bytes"`
-	Toolchains      map[string]string `json:"toolchains"`
-	Libraries       map[string]string `json:"libraries"`
-	ResourceMethod  string            `json:"resource_accounting"`
-	Builds          map[string]string `json:"builds"` // name → source hash
-	CommandLine     []string          `json:"command_line"`
-	StartedAt       time.Time         `json:"started_at"`
-	EndedAt         time.Time         `json:"ended_at,omitempty"`
-	Interrupted     bool              `json:"interrupted,omitempty"`
-	ResumedAt       []time.Time       `json:"resumed_at,omitempty"`
-	SharedDataFiles map[string]string `json:"data_files,omitempty"`
+	Study          string            `json:"study"`
+	Profile        string            `json:"profile"`
+	StudyFile      string            `json:"study_file"`
+	GitCommit      string            `json:"git_commit"`
+	GitDirty       bool              `json:"git_dirty"`
+	CPUModel       string            `json:"cpu_model"`
+	Cores          int               `json:"cores"`
+	Kernel         string            `json:"kernel"`
+	MemoryBytes    int64             `json:"memory_bytes"`
+	Toolchains     map[string]string `json:"toolchains"`
+	Libraries      map[string]string `json:"libraries"`
+	ResourceMethod string            `json:"resource_accounting"`
+	Builds         map[string]string `json:"builds"` // name → source hash
+	CommandLine    []string          `json:"command_line"`
+	StartedAt      time.Time         `json:"started_at"`
+	EndedAt        time.Time         `json:"ended_at,omitempty"`
+	Interrupted    bool              `json:"interrupted,omitempty"`
+	ResumedAt      []time.Time       `json:"resumed_at,omitempty"`
+	// Datasets are the input files the services were given, by the
+	// study's dataset name.
+	Datasets map[string]DatasetFile `json:"datasets,omitempty"`
 	// Seed drew the order of the variants in every repetition (msbench
 	// run --seed replays it); nil in runs made before orders were drawn,
 	// which ran the matrix in order.
@@ -44,6 +46,20 @@ type Provenance struct {
 	// Placement is which cores the generator and each service and
 	// dependency were given; nil in runs made before placement.
 	Placement *Placement `json:"placement,omitempty"`
+}
+
+// Where a dataset came from.
+const (
+	DatasetShared    = "shared"    // the shared data directory's file
+	DatasetGenerated = "generated" // the study's stand-in, the shared file being absent
+)
+
+// DatasetFile is the file a dataset resolved to.
+type DatasetFile struct {
+	Path   string `json:"path"`
+	Source string `json:"source"` // DatasetShared or DatasetGenerated
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
 }
 
 // What a run's placement came from.

@@ -77,6 +77,15 @@ func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 	if err := r.buildAll(ctx); err != nil {
 		return dir, err
 	}
+	datasets, err := resolveDatasets(r.study, r.opts.DataDir, r.values)
+	if err != nil {
+		return dir, err
+	}
+	r.prov.Datasets = datasets
+	for _, ds := range r.study.Datasets {
+		f := r.prov.Datasets[ds.Name]
+		r.logf("dataset %s: %s %s (%d bytes)", ds.Name, f.Source, f.Path, f.Bytes)
+	}
 	// Placed once the builds are done, which use every core.
 	unplace, err := r.place.placeSelf()
 	if err != nil {

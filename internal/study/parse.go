@@ -86,7 +86,7 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	s := &Study{File: file, Repetitions: 1}
 	var profiles, aa *yaml.Node
 	present := map[string]bool{}
-	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles", "placement", "links", "hosts", "tokens") {
+	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles", "placement", "links", "hosts", "tokens", "datasets") {
 		present[e.key] = true
 		switch e.key {
 		case "aa":
@@ -128,6 +128,8 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 			s.Hosts = d.hosts(e.value)
 		case "tokens":
 			s.Tokens = d.tokens(e.value)
+		case "datasets":
+			s.Datasets = d.datasets(e.value)
 		}
 	}
 	for _, req := range []string{"study", "services", "load"} {

@@ -23,6 +23,7 @@ import (
 //	{dep.NAME.KEY}            a dependency's addr, host, port, url, user,
 //	                          password, database (and dsn for MariaDB)
 //	{root} {data}             the repository root; the shared data directory
+//	{dataset.NAME}            a dataset's file: the shared one, or its stand-in
 //	{setup.NAME.KEY}          a value captured from the answer to setup request NAME
 //	{tokens.NAME.KEY}         a minted token (KEY token) and what verifies it
 //	                          (secret for HS*, public_key for RS256)
@@ -30,7 +31,7 @@ import (
 //	{AXIS.ATTR}               an attribute of that value (axes given as mappings)
 
 // reserved names cannot be axis names.
-var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "tokens": true, "root": true, "data": true}
+var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "tokens": true, "dataset": true, "root": true, "data": true}
 
 func reservedList() string {
 	var names []string
@@ -110,6 +111,11 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 			return ""
 		}
 		return "want {tokens.NAME.KEY} of a declared token, KEY one of " + strings.Join(tokens.Keys, ", ")
+	case parts[0] == "dataset":
+		if len(parts) != 2 || s.Dataset(parts[1]) == nil {
+			return "want {dataset.NAME} of a declared dataset"
+		}
+		return ""
 	case parts[0] == "dep":
 		if len(parts) != 3 || s.Dependency(parts[1]) == nil || !slices.Contains(depKeys, parts[2]) {
 			return "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", ")

@@ -28,6 +28,7 @@ type Study struct {
 	Links       []*Link       // emulated network links between services, dependencies and the generator
 	Hosts       []*Host       // emulated machines, each a network namespace; nil: all on msbench's
 	Tokens      []tokens.Spec // JSON Web Tokens minted with a fresh key for every run
+	Datasets    []Dataset     // input files: shared, or a build's stand-in
 	Repetitions int
 	// AA is the key of the variant measured twice in every repetition, as
 	// two independent deployments, so that the report can tell how far

@@ -2,17 +2,18 @@ package apitest
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	standin "github.com/msbench/msbench/studies/frameworks/dataset"
 )
 
 // sharedDataset is the study's dataset, beside the repository.
 const sharedDataset = "../../../../shared/data/universities.json"
 
 // finnish is how many Finnish universities the dataset holds.
-const finnish = 33
+const finnish = standin.Finnish
 
 // dataset is the universities list the services are given, as bytes and
 // as decoded records, which the answers are compared with.
@@ -21,14 +22,14 @@ type dataset struct {
 	records []map[string]any
 }
 
-// loadDataset reads the shared dataset or, where it is absent, makes one of
-// the same shape: 33 Finnish universities among others.
+// loadDataset reads the shared dataset or, where it is absent, the stand-in
+// the study runs with then: 33 Finnish universities among others.
 func loadDataset(t *testing.T) dataset {
 	t.Helper()
 	raw, err := os.ReadFile(sharedDataset)
 	if os.IsNotExist(err) {
-		t.Logf("%s is absent: using a generated dataset of the same shape", sharedDataset)
-		raw, err = json.Marshal(generated())
+		t.Logf("%s is absent: using the study's generated stand-in", sharedDataset)
+		raw, err = json.Marshal(standin.Generate())
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -41,27 +42,6 @@ func loadDataset(t *testing.T) dataset {
 		t.Fatalf("the dataset has %d Finnish universities, want %d", n, finnish)
 	}
 	return d
-}
-
-// generated is a stand-in for the shared dataset.
-func generated() []map[string]any {
-	var all []map[string]any
-	for i := range 300 {
-		country, code := "Sweden", "SE"
-		if i%9 == 0 && i/9 < finnish {
-			country, code = "Finland", "FI"
-		}
-		var state any
-		if i%5 == 0 {
-			state = "Region " + fmt.Sprint(i%7)
-		}
-		domain := fmt.Sprintf("u%d.%s", i, code)
-		all = append(all, map[string]any{
-			"web_pages": []string{"http://www." + domain + "/"}, "name": fmt.Sprintf("University %d, Åbo–Göteborg", i),
-			"alpha_two_code": code, "state-province": state, "domains": []string{domain}, "country": country,
-		})
-	}
-	return all
 }
 
 // country is the records of the country, in the dataset's order.

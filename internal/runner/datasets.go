@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/msbench/msbench/internal/placeholder"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// resolveDatasets gives each dataset its file: the shared data directory's
+// when it is there, else the stand-in a build made. It runs after the
+// builds, whose outputs the stand-ins are, and records the choice with the
+// file's digest, so that a report can say which data it measured.
+func resolveDatasets(s *study.Study, dataDir string, values map[string]string) (map[string]results.DatasetFile, error) {
+	used := map[string]results.DatasetFile{}
+	for _, ds := range s.Datasets {
+		f := results.DatasetFile{Path: filepath.Join(dataDir, ds.File), Source: results.DatasetShared}
+		if st, err := os.Stat(f.Path); err != nil || !st.Mode().IsRegular() {
+			stand, err := placeholder.Expand(ds.Otherwise, values)
+			if err != nil {
+				return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
+			}
+			f = results.DatasetFile{Path: stand, Source: results.DatasetGenerated}
+		}
+		sum, size, err := digest(f.Path)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: %s is absent, and its stand-in: %w", ds.Name, filepath.Join(dataDir, ds.File), err)
+		}
+		f.SHA256, f.Bytes = sum, size
+		used[ds.Name] = f
+		values["dataset."+ds.Name] = f.Path
+	}
+	return used, nil
+}
+
+func digest(path string) (string, int64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer file.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, file)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
