@@ -246,7 +246,8 @@ func TestMissingProgramSaysWhatToInstall(t *testing.T) {
 		Redis:    "redis-server not found in %s: install the Debian package redis-server (scripts/install-deps redis-server)",
 		RabbitMQ: "rabbitmq-server not found in %s: install the Debian package rabbitmq-server (scripts/install-deps rabbitmq-server)",
 		MariaDB:  "mariadbd not found in %s: install the Debian package mariadb-server (scripts/install-deps mariadb-server)",
-		Mongo:    "ferretdb not found in %s: build it with (cd tools/ferretdb && go build -o %[1]s/ferretdb .)",
+		// FerretDB's store is looked for first.
+		Mongo: "the MongoDB stand-in stores its documents in PostgreSQL: postgres not found in %s: install the Debian package postgresql (scripts/install-deps postgresql)",
 	}
 	for _, kind := range Kinds() {
 		t.Run(string(kind), func(t *testing.T) {

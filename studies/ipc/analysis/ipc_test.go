@@ -303,13 +303,27 @@ func TestLossTable(t *testing.T) {
 			recs = append(recs, request(len(recs), float64(len(recs))*20, lat, status, err))
 		}
 	}
+	// Half a second past the page deadline the study file gives the gateway.
+	late := -1.0
+	for _, kv := range s.Service(s.Load.Service).Env {
+		if kv[0] == "CALL_TIMEOUT_MS" {
+			ms, err := strconv.ParseFloat(kv[1], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			late = ms + 500
+		}
+	}
+	if late < 0 {
+		t.Fatal("the study file gives the gateway no CALL_TIMEOUT_MS")
+	}
 	add(80, 20, 200, metrics.OK)
 	add(5, 20, 502, metrics.Status)    // failed: an error status
 	add(3, 20, 200, metrics.Body)      // failed: a 200 that is no product page
-	add(4, 3500, 200, metrics.OK)      // delayed: past the 3-s deadline
+	add(4, late, 200, metrics.OK)      // delayed: past the deadline
 	add(6, 10_000, 0, metrics.Timeout) // lost
 	add(2, 1, 0, metrics.Refused)      // lost
-	add(1, 3500, 504, metrics.Status)  // failed, however late
+	add(1, late, 504, metrics.Status)  // failed, however late
 	var units []*analysis.Unit
 	for _, st := range s.Load.Steps {
 		if st.Params["fault"] == "kill-service" {
