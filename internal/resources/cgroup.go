@@ -142,6 +142,7 @@ type cgroupTracked struct {
 	mu      sync.Mutex
 	peak    kernelPeak // nil: use sampled
 	sampled sampledPeak
+	split   monotonicSplit
 	closed  bool
 }
 
@@ -166,6 +167,7 @@ func (t *cgroupTracked) usage() (Usage, error) {
 	if u.UserSec, u.SysSec, err = t.acct.ops.readCPU(t.svc); err != nil {
 		return Usage{}, err
 	}
+	u.UserSec, u.SysSec = t.split.adjust(u.UserSec, u.SysSec)
 	if u.CurrentMemBytes, err = t.acct.ops.readMem(t.svc); err != nil {
 		return Usage{}, err
 	}
