@@ -3,8 +3,10 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -21,15 +23,24 @@ func resolveDatasets(s *study.Study, dataDir string, values map[string]string) (
 	used := map[string]results.DatasetFile{}
 	for _, ds := range s.Datasets {
 		f := results.DatasetFile{Path: filepath.Join(dataDir, ds.File), Source: results.DatasetShared}
-		if st, err := os.Stat(f.Path); err != nil || !st.Mode().IsRegular() {
+		// Only an absent file gives way to the stand-in: one that is there
+		// but unreadable is the shared data's problem, said as such.
+		_, statErr := os.Stat(f.Path)
+		switch {
+		case errors.Is(statErr, fs.ErrNotExist):
 			stand, err := placeholder.Expand(ds.Otherwise, values)
 			if err != nil {
 				return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 			}
 			f = results.DatasetFile{Path: stand, Source: results.DatasetGenerated}
+		case statErr != nil:
+			return nil, fmt.Errorf("dataset %s: %w", ds.Name, statErr)
 		}
 		sum, size, err := digest(f.Path)
 		if err != nil {
+			if f.Source == results.DatasetShared {
+				return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
+			}
 			return nil, fmt.Errorf("dataset %s: %s is absent, and its stand-in: %w", ds.Name, filepath.Join(dataDir, ds.File), err)
 		}
 		f.SHA256, f.Bytes = sum, size

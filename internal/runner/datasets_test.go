@@ -26,6 +26,9 @@ func TestResolveDatasets(t *testing.T) {
 		{"shared wins", `["shared"]`, `["stand-in"]`, results.DatasetShared, "data", ""},
 		{"stand-in when the shared file is absent", "", `["stand-in"]`, results.DatasetGenerated, "build", ""},
 		{"neither", "", "", "", "", "places.json is absent, and its stand-in"},
+		// A shared file that is there but unreadable is no reason to
+		// measure the stand-in instead.
+		{"shared is a directory", "dir", `["stand-in"]`, "", "", "places.json: is a directory"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,7 +38,13 @@ func TestResolveDatasets(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.shared != "" {
+			switch tc.shared {
+			case "":
+			case "dir":
+				if err := os.Mkdir(filepath.Join(data, "places.json"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			default:
 				write(data, tc.shared)
 			}
 			if tc.stand != "" {
