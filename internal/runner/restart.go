@@ -108,6 +108,12 @@ func (d *deployment) restartDependency(ctx context.Context, dep *deps.Instance) 
 			return
 		}
 		old := olds[i]
+		// What the old process spent stopping counts too: a cgroup keeps
+		// it after the process is gone, /proc does not, so the later
+		// reading wins only where it is the larger.
+		if u, err := old.tracked.Usage(); err == nil && u.UserSec+u.SysSec > carried[i].UserSec+carried[i].SysSec {
+			carried[i] = u
+		}
 		d.sampler.Remove(old.name)
 		errs = append(errs, old.tracked.Close())
 		old.proc = p
