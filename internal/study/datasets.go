@@ -33,7 +33,7 @@ func (d *decoder) datasets(n *yaml.Node) []Dataset {
 	var out []Dataset
 	for _, e := range d.mapping(n, "datasets") {
 		f := join("datasets", e.key)
-		if !tokenName.MatchString(e.key) {
+		if !elementName.MatchString(e.key) {
 			d.errorf(e.keyN, f, "a dataset's name is lower-case letters, digits and dashes, starting with a letter")
 		}
 		ds := Dataset{Name: e.key}

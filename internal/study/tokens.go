@@ -10,8 +10,9 @@ import (
 	"github.com/msbench/msbench/internal/tokens"
 )
 
-// tokenName keeps a token's name one element of a placeholder.
-var tokenName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+// elementName keeps a token's or a dataset's name one element of a
+// placeholder ({tokens.NAME.KEY}, {dataset.NAME}).
+var elementName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // tokens reads the tokens: field: JSON Web Tokens msbench mints with a
 // fresh key for every run, for services to verify and the load to send:
@@ -28,7 +29,7 @@ func (d *decoder) tokens(n *yaml.Node) []tokens.Spec {
 	var out []tokens.Spec
 	for _, e := range d.mapping(n, "tokens") {
 		f := join("tokens", e.key)
-		if !tokenName.MatchString(e.key) {
+		if !elementName.MatchString(e.key) {
 			d.errorf(e.keyN, f, "a token's name is lower-case letters, digits and dashes, starting with a letter")
 		}
 		s := tokens.Spec{Name: e.key}
