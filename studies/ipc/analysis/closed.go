@@ -1,10 +1,7 @@
 package ipc
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/plot"
@@ -159,7 +156,7 @@ var percentiles = []struct {
 	name string
 	of   func(u *analysis.Unit) float64
 }{
-	{"p50", func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }},
+	{"p50", p50},
 	{"p95", func(u *analysis.Unit) float64 { return u.Summary.Latency.P95 }},
 	{"p99", func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }},
 }
@@ -210,80 +207,5 @@ func (r *ipcRun) latencySection() (analysis.Section, error) {
 		}
 	}
 	sec.Tables = append(sec.Tables, t)
-	return sec, nil
-}
-
-// delaySection shows how distance changes the picture: throughput and
-// median latency at 100 users against the link delay, and the ranking of
-// the styles at each delay and number of users.
-func (r *ipcRun) delaySection() (analysis.Section, error) {
-	sec := analysis.Section{
-		Title: "Throughput and latency against link delay",
-		Text: []string{"Each link adds its delay one way, to both directions of every connection between the gateway and a service or the broker, so every call's round trip gains twice the delay (for RabbitMQ: the request published to the broker and the reply taken from it); a page makes its five calls at once and waits for the slowest. " +
-			"Ranks come from each style's median over repetitions; a change of rank within the A/A noise floor is no change."},
-	}
-	if len(r.delays) < 2 {
-		sec.Text = append(sec.Text, "This run measured one link delay ("+strings.Join(r.delays, ", ")+"): no curve to draw.")
-	}
-	ranking := analysis.Table{
-		Caption: "Per users and link delay: the styles from most to fewest requests per 180 s, and from fastest to slowest median response (medians over repetitions).",
-		Header:  []string{"users", "link delay", "throughput, most first", "p50 ms, fastest first"},
-	}
-	type ranked struct {
-		style string
-		y     float64
-	}
-	rank := func(l level, delay string, f func(u *analysis.Unit) float64, better, digits int) string {
-		var rs []ranked
-		for _, style := range styles {
-			if y, ok := r.ds.Median(r.key(style, delay), l.step.Name, f); ok {
-				rs = append(rs, ranked{style, y})
-			}
-		}
-		slices.SortStableFunc(rs, func(a, b ranked) int { return better * cmp.Compare(a.y, b.y) })
-		var out []string
-		for _, x := range rs {
-			out = append(out, x.style+" "+analysis.Num(x.y, digits))
-		}
-		sep := " > "
-		if better > 0 {
-			sep = " < "
-		}
-		return strings.Join(out, sep)
-	}
-	for _, l := range r.closed {
-		for _, delay := range r.delays {
-			ranking.Rows = append(ranking.Rows, []string{analysis.Num(l.x, 0), delay, rank(l, delay, per180(l.step), -1, 0), rank(l, delay, percentiles[0].of, 1, 1)})
-		}
-	}
-	sec.Tables = append(sec.Tables, ranking)
-	st := at(r.closed, 100)
-	if st == nil {
-		sec.Text = append(sec.Text, analysis.NotMeasured([]string{"the closed step with 100 users"}))
-		return sec, nil
-	}
-	for _, c := range []struct {
-		title, y string
-		f        func(u *analysis.Unit) float64
-	}{
-		{"Throughput against link delay, 100 users", "requests answered 200 per 180 s", per180(st)},
-		{"Median latency against link delay, 100 users", "p50 latency, ms", percentiles[0].of},
-	} {
-		var series []plot.XYSeries
-		for _, style := range styles {
-			s := plot.XYSeries{Name: style, Points: true}
-			for _, delay := range r.delays {
-				if y, ok := r.ds.Median(r.key(style, delay), st.Name, c.f); ok {
-					s.X, s.Y = append(s.X, r.delayMs[delay]), append(s.Y, y)
-				}
-			}
-			series = append(series, s)
-		}
-		svg, err := plot.Lines(c.title, "link delay one way, ms", c.y, series, plot.Options{})
-		if err != nil {
-			return sec, err
-		}
-		sec.Figures = append(sec.Figures, analysis.Figure{Caption: c.title + ", per style (medians over repetitions).", SVG: svg})
-	}
 	return sec, nil
 }

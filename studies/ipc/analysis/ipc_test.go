@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"cmp"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,11 +85,11 @@ func closedUnit(v study.Variant, step string, rep int, successes int64, mean flo
 	}}
 }
 
-func openUnit(v study.Variant, step string, rep int, rate, p99 float64, answered float64) *analysis.Unit {
+func openUnit(v study.Variant, step string, rep int, rate, p50, p99 float64, answered float64) *analysis.Unit {
 	n := int64(30 * rate)
 	return &analysis.Unit{Rep: rep, Variant: v, Step: step, Summary: metrics.Summary{
 		Requests: n, Successes: int64(answered * float64(n)), AchievedRPS: rate,
-		Latency: metrics.Distribution{P50: p99 / 4, P99: p99},
+		Latency: metrics.Distribution{P50: p50, P99: p99},
 	}}
 }
 
@@ -108,6 +109,11 @@ var (
 	// The last rate each style holds: REST 40, gRPC 80, RabbitMQ every
 	// rate of the sweep (10 to 160).
 	synthHolds = map[string]float64{rest: 40, grpc: 80, amqp: 160}
+	// What each ms of one-way delay adds to an open step's p50, from 10 ms
+	// at 0 ms, with a repetition's own wobble: RabbitMQ pays a little
+	// more than one round trip.
+	synthCost   = map[string]float64{rest: 2, grpc: 2, amqp: 2.6}
+	synthWobble = map[int]float64{1: 0, 2: 0.1, 3: -0.1}
 )
 
 // synthDataset is a run whose answers are known: every step of the study
@@ -136,7 +142,9 @@ func synthDataset(t *testing.T) *analysis.Dataset {
 					if rate > synthHolds[style] {
 						p99 = 4000
 					}
-					units = append(units, openUnit(v, st.Name, rep, rate, p99, 1))
+					ms := map[string]float64{"0ms": 0, "5ms": 5}[v.Get("delay")]
+					p50 := 10 + (synthCost[style]+synthWobble[rep])*ms
+					units = append(units, openUnit(v, st.Name, rep, rate, p50, p99, 1))
 				case "overload":
 					st.Load.Duration = time.Minute
 					failAt := synthFailAt[style]
@@ -210,10 +218,14 @@ func TestVerdicts(t *testing.T) {
 		"kill-service-loses-nothing":   claims.Holds,       // the gateway answers 502
 		"broker-restart-loses-nothing": claims.DoesNotHold, // 3 of 2000 never answered
 		"pause-service-loses-nothing":  claims.Holds,       // nothing failed
+		"distance-costs-alike":         claims.Holds,       // 2.6 − 2 = 0.6 ms per ms, under 1
 	}
 	claimstest.Verdicts(t, file, res.Metrics, 0.01, 3, want)
 	if got := res.Metrics["mttf-amqp-vs-grpc-200"].PerRun[0]; got != 2 {
 		t.Errorf("amqp/grpc time to failure %v, want the lower bound 60/30 = 2", got)
+	}
+	if got := res.Metrics["delay-cost-spread"].PerRun; len(got) != 3 || math.Abs(got[0]-0.6) > 1e-9 {
+		t.Errorf("spread of the cost of distance %v, want 0.6 ms per ms in each of 3 repetitions", got)
 	}
 	if got := res.Metrics["lost-share-restart-broker"].PerRun[0]; got != 3.0/2000 {
 		t.Errorf("share lost to the broker restart %v, want 3/2000", got)
@@ -254,6 +266,22 @@ func TestSections(t *testing.T) {
 		if lead := strings.Fields(row[2])[0]; lead != map[string]string{"0ms": grpc, "5ms": rest}[row[1]] {
 			t.Errorf("at %s the ranking is %s", row[1], row[2])
 		}
+	}
+	distance := sec("Throughput and latency against link delay")
+	if len(distance.Tables) != 3 || len(distance.Figures) != 3 {
+		t.Fatalf("link delay: %d tables and %d figures, want closed and open rankings and the cost, and three curves", len(distance.Tables), len(distance.Figures))
+	}
+	for _, row := range distance.Tables[1].Rows {
+		if row[0] == "10" && row[1] == "5ms" && row[2] != "rest 20.0 < grpc 20.0 < amqp 23.0" {
+			t.Errorf("open ranking at 10/s and 5ms: %q", row[2])
+		}
+	}
+	cost := map[string]string{}
+	for _, row := range distance.Tables[2].Rows {
+		cost[row[0]] = row[2] + " | " + row[3]
+	}
+	if !strings.HasPrefix(cost[amqp], "2.60 (") || !strings.HasSuffix(cost[amqp], "| 2.60, 2.70, 2.50") || !strings.HasPrefix(cost[rest], "2.00 (") {
+		t.Errorf("the cost of distance per style: %v", cost)
 	}
 	knees := sec("Knee").Tables[0]
 	for _, row := range knees.Rows {

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
@@ -35,7 +36,7 @@ func metricIDs() []string {
 	}
 	ids = append(ids, "resp-grpc-vs-others-100", "kept-amqp-vs-sync-200",
 		"mttf-amqp-vs-grpc-200", "mttf-grpc-vs-rest-200", "mttr-grpc-vs-rest", "mttr-amqp-vs-sync",
-		"tput-amqp-vs-sync", "availability-amqp-vs-sync", "knee-amqp-vs-sync")
+		"tput-amqp-vs-sync", "availability-amqp-vs-sync", "knee-amqp-vs-sync", "delay-cost-spread")
 	for _, f := range lossFaults {
 		ids = append(ids, "lost-share-"+f)
 	}
@@ -153,6 +154,15 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 	knee := func(style string) map[int]bounded { return r.kneeRuns(style, d) }
 	runs, undetermined = across(over(highest, order), knee(amqp), knee(rest), knee(grpc))
 	putBounded("knee-amqp-vs-sync", runs, undetermined, fmt.Sprintf("amqp's knee / the higher of rest's and grpc's (p99 < %s ms, ≥ %s answered), %s", analysis.Num(kneeP99Ms, 0), analysis.Pct(kneeSuccess), d)+bounds)
+
+	// Distance is judged across the delays, so not at d alone.
+	if runs, undetermined, l, ok := r.costSpreadRuns(); ok && (len(runs) > 0 || undetermined > 0) {
+		note := fmt.Sprintf("the steepest minus the shallowest style's ms of p50 per ms of one-way delay, open model at %s requests per second, delays %s", analysis.Num(l.x, 0), strings.Join(r.delays, ", "))
+		if undetermined > 0 {
+			note += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step at two delays", undetermined)
+		}
+		m["delay-cost-spread"] = claims.Metric{PerRun: byRep(runs), Unit: "ms per ms", Note: note}
+	}
 
 	for _, f := range lossFaults {
 		lost := r.lostShareRuns(f, d)
