@@ -52,13 +52,16 @@ func Num(x float64, digits int) string {
 func Pct(x float64) string { return Num(100*x, 1) + "%" }
 
 // WithCI formats the median of repetitions, with a 95% interval of the
-// mean when there are enough of them to have one.
-func WithCI(xs []float64, digits int) string {
+// mean when there are enough of them to have one. rng is the range the
+// quantity can take, which the interval is kept in; the caller must name
+// it, as only it knows whether a value is a count, a share or a
+// difference.
+func WithCI(xs []float64, digits int, rng stats.Range) string {
 	m := stats.Median(xs)
 	if len(xs) < 2 {
 		return Num(m, digits)
 	}
-	lo, hi := stats.MeanCI(xs, 0.95)
+	lo, hi := stats.MeanCIIn(xs, 0.95, rng)
 	return fmt.Sprintf("%s (%s–%s)", Num(m, digits), Num(lo, digits), Num(hi, digits))
 }
 

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/msbench/msbench/internal/stats"
 )
 
 func ptr(x float64) *float64 { return &x }
@@ -103,4 +105,62 @@ claims:
 	if _, err := Parse("claims.yaml", []byte("claims:\n  - id: a\n    colour: blue\n")); err == nil || !strings.Contains(err.Error(), "line 3: field colour not found") {
 		t.Errorf("an unknown field: %v", err)
 	}
+}
+
+// A t-interval over three runs of a share near 0 reaches below 0; the
+// estimate a verdict rests on must not.
+func TestSummariseKeepsTheIntervalInRange(t *testing.T) {
+	nearZero := []float64{0, 0, 0.003} // mean 0.001, raw interval about −0.0033 to 0.0053
+	tests := []struct {
+		name   string
+		metric Metric
+		lo, hi float64
+		text   string
+	}{
+		{"a share: no end below 0", Metric{PerRun: nearZero, Range: &stats.Share}, 0, 0.0053027, "0.001 (95% CI 0–0.0053), n=3"},
+		{"a share: no end above 1", Metric{PerRun: []float64{1, 1, 0.997}, Range: &stats.Share}, 0.9946973, 1, "0.999 (95% CI 0.995–1), n=3"},
+		{"a share inside its range: unchanged", Metric{PerRun: []float64{0.5, 0.5, 0.503}, Range: &stats.Share}, 0.4966973, 0.5053027, "0.501 (95% CI 0.497–0.505), n=3"},
+		{"a difference: unbounded", Metric{PerRun: nearZero}, -0.0033027, 0.0053027, "0.001 (95% CI -0.0033–0.0053), n=3"},
+		{"one run: no interval", Metric{PerRun: []float64{0.002}, Range: &stats.Share}, math.NaN(), math.NaN(), "0.002, n=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Summarise(tt.metric)
+			if !nearly(e.Lo, tt.lo) || !nearly(e.Hi, tt.hi) || format(e) != tt.text {
+				t.Fatalf("got %v to %v, %q; want %v to %v, %q", e.Lo, e.Hi, format(e), tt.lo, tt.hi, tt.text)
+			}
+		})
+	}
+}
+
+// Ends clamped onto a region's edge are not past it: verdicts on a share
+// stay what its runs can tell.
+func TestClampedEndsOnTheEdge(t *testing.T) {
+	share := func(xs ...float64) Metric { return Metric{PerRun: xs, Range: &stats.Share} }
+	tests := []struct {
+		name   string
+		expect Expect
+		metric Metric
+		want   string
+	}{
+		{"no run lost anything: below 0.001", Expect{Below: ptr(0.001)}, share(0, 0, 0), Reproduced},
+		{"no run lost anything: not above 0", Expect{Above: ptr(0)}, share(0, 0, 0), NotReproduced},
+		{"one run lost a little: 0 is not excluded", Expect{Above: ptr(0)}, share(0, 0, 0.003), Inconclusive},
+		{"a share cannot exceed 1", Expect{Above: ptr(1)}, share(1, 1, 0.997), NotReproduced},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Judge(Claim{ID: "c", Metric: "m", Expect: tt.expect}, map[string]Metric{"m": tt.metric}, 0.03)
+			if r.Verdict != tt.want {
+				t.Fatalf("verdict %q (estimate %s, region %s: %s); want %q", r.Verdict, r.Measured(), r.Region, r.Why, tt.want)
+			}
+		})
+	}
+}
+
+func nearly(got, want float64) bool {
+	if math.IsNaN(want) {
+		return math.IsNaN(got)
+	}
+	return math.Abs(got-want) < 1e-6
 }

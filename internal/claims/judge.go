@@ -16,6 +16,10 @@ type Metric struct {
 	// summarised by its geometric mean, and judged beyond the noise floor.
 	Ratio bool
 	Unit  string // e.g. "×", "ms", "share"
+	// Range is what a value other than a ratio can take, e.g. &stats.Share;
+	// its interval is kept in it, so that a verdict never rests on a
+	// share below 0. Nil for a difference, which takes either sign.
+	Range *stats.Range
 	// Note says what was compared, e.g. "spring-platform / gin, median
 	// upload latency, 18 size × format cases".
 	Note string
@@ -56,7 +60,8 @@ type Result struct {
 }
 
 // Summarise computes a metric's estimate: the geometric mean of ratios or
-// the mean of other values, with a t-interval over runs.
+// the mean of other values, with a t-interval over runs kept in the
+// metric's range.
 func Summarise(m Metric) Estimate {
 	var xs []float64
 	for _, x := range m.PerRun {
@@ -74,7 +79,11 @@ func Summarise(m Metric) Estimate {
 	default:
 		e.Value = stats.Mean(xs)
 		if len(xs) > 1 {
-			e.Lo, e.Hi = stats.MeanCI(xs, 0.95)
+			rng := stats.Unbounded
+			if m.Range != nil {
+				rng = *m.Range
+			}
+			e.Lo, e.Hi = stats.MeanCIIn(xs, 0.95, rng)
 		}
 		e.Method = "mean over runs, t-interval"
 	}
@@ -144,7 +153,11 @@ const (
 )
 
 // place says where an estimate's interval lies against the region (lo,
-// hi); with one run the point estimate decides, provisionally.
+// hi); with one run the point estimate decides, provisionally. An end
+// clamped to the metric's range moves only across region edges outside
+// that range, so clamping settles a verdict only where the claim's region
+// reaches values the metric cannot take; an end on an edge (a share's 0
+// against "above 0") is not past it.
 func place(e Estimate, lo, hi float64) (placement, string) {
 	if e.N == 0 {
 		return straddles, ""

@@ -277,12 +277,12 @@ func variantRow(key string, units []*analysis.Unit) ([]string, float64, float64)
 		return u.Warmup.Latency.P50
 	})
 	row := []string{key, fmt.Sprint(len(units)), analysis.Num(stats.Median(reqs), 0), analysis.Num(stats.Median(ok), 2),
-		analysis.WithCI(tput, 1),
-		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }), 3),
-		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P90 }), 3),
-		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }), 3),
+		analysis.WithCI(tput, 1, stats.NonNegative),
+		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }), 3, stats.NonNegative),
+		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P90 }), 3, stats.NonNegative),
+		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }), 3, stats.NonNegative),
 		analysis.Num(stats.Median(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })), 3),
-		analysis.WithCI(cpu, 3), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3), auditCell(units)}
+		analysis.WithCI(cpu, 3, stats.NonNegative), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3), auditCell(units)}
 	return row, stats.Median(tput), stats.Median(cpu)
 }
 

@@ -2,8 +2,9 @@
 // benchmark results honestly: robust summaries (median, quantiles) and
 // confidence intervals that respect the unit of replication, the run.
 //
-// Across runs: MeanCI (Student-t on per-run values), GeoMeanCI (geometric
-// mean of per-run ratios, t-interval on logs), RunRatio (ratio of means of
+// Across runs: MeanCI (Student-t on per-run values; MeanCIIn clamps it to
+// the Range the quantity can take), GeoMeanCI (geometric mean of per-run
+// ratios, t-interval on logs), RunRatio (ratio of means of
 // two independent sets of runs, Fieller–Welch), PairedRunRatio (runs made
 // in pairs) and RunDiff (difference of means, Welch). Within one run:
 // BlockBootstrapCI, a circular-block bootstrap over the time-ordered

@@ -552,7 +552,7 @@ func cacheMetrics(ds *analysis.Dataset) map[string]claims.Metric {
 				}
 				id := "stale-share-" + strat + "-3"
 				c := m[id]
-				c.PerRun, c.Note = append(c.PerRun, float64(st.stale)/float64(max(st.reads, 1))), "share of reads older than a mutation already answered, three instances"
+				c.PerRun, c.Range, c.Note = append(c.PerRun, float64(st.stale)/float64(max(st.reads, 1))), &stats.Share, "share of reads older than a mutation already answered, three instances"
 				m[id] = c
 			}
 		}

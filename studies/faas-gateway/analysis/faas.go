@@ -151,13 +151,12 @@ var smallEndpoints = []string{"empty", "math", "image"}
 // the variants measured side by side in that repetition.
 func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay string) map[string]claims.Metric {
 	m := map[string]claims.Metric{}
-	add := func(id string, x float64, ratio bool, note string) {
+	add := func(id string, x float64, mt claims.Metric) {
 		if math.IsNaN(x) {
 			return
 		}
-		c := m[id]
-		c.PerRun, c.Ratio, c.Note = append(c.PerRun, x), ratio, note
-		m[id] = c
+		mt.PerRun = append(m[id].PerRun, x)
+		m[id] = mt
 	}
 	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
 		c, _ := cells(ds, rep)
@@ -177,8 +176,11 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 			endpoints []string
 		}{{"delta-share-small", []string{"empty", "math"}}, {"delta-share-image", []string{"image"}}} {
 			dial, pooled := share("dial", k.endpoints...), share("pooled", k.endpoints...)
-			add(k.id, dial, false, "estimated delta / round trip, dial policy, median over frameworks")
-			add(k.id+"-dial-minus-pooled", dial-pooled, false, "delta share with a dial per request minus with pooled connections")
+			// The delta is the handler's time after the RPC plus half the
+			// network time, both parts of the round trip: a share. Their
+			// difference between policies takes either sign.
+			add(k.id, dial, claims.Metric{Range: &stats.Share, Note: "estimated delta / round trip, dial policy, median over frameworks"})
+			add(k.id+"-dial-minus-pooled", dial-pooled, claims.Metric{Note: "delta share with a dial per request minus with pooled connections"})
 		}
 		// Ratios over the small endpoints under both policies: the median
 		// case, so that one endpoint cannot decide alone.
@@ -211,10 +213,10 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 				}
 			}
 		}
-		add("framework-spread", medianOrNaN(spread), true, "slowest / fastest framework's median latency, median over small endpoints and policies")
-		add("gin-speed", medianOrNaN(ginSpeed), true, "gin's median latency / the slowest other framework's")
-		add("gin-consistency", medianOrNaN(ginTail), true, "gin's p99/p50 / the widest other framework's")
-		add("fiber-vs-nethttp", medianOrNaN(fiber), true, "fiber's median latency / net/http's")
+		add("framework-spread", medianOrNaN(spread), claims.Metric{Ratio: true, Note: "slowest / fastest framework's median latency, median over small endpoints and policies"})
+		add("gin-speed", medianOrNaN(ginSpeed), claims.Metric{Ratio: true, Note: "gin's median latency / the slowest other framework's"})
+		add("gin-consistency", medianOrNaN(ginTail), claims.Metric{Ratio: true, Note: "gin's p99/p50 / the widest other framework's"})
+		add("fiber-vs-nethttp", medianOrNaN(fiber), claims.Metric{Ratio: true, Note: "fiber's median latency / net/http's"})
 	}
 	return m
 }

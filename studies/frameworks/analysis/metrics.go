@@ -250,55 +250,63 @@ func authorsVariants() string {
 // loading unless the metric says otherwise.
 func (r *fwRun) metrics() map[string]claims.Metric {
 	m := map[string]claims.Metric{}
-	put := func(id string, runs map[int]float64, ratio bool, unit, note string) {
+	put := func(id string, runs map[int]float64, mt claims.Metric) {
 		maps.DeleteFunc(runs, func(_ int, x float64) bool { return !finite(x) })
 		if len(runs) > 0 {
-			m[id] = claims.Metric{PerRun: byRep(runs), Ratio: ratio, Unit: unit, Note: note}
+			mt.PerRun = byRep(runs)
+			m[id] = mt
 		}
+	}
+	putRatio := func(id string, runs map[int]float64, note string) {
+		put(id, runs, claims.Metric{Ratio: true, Unit: "×", Note: note})
+	}
+	// A value's interval is kept in rng, so a share's never leaves 0 to 1.
+	putValue := func(id string, runs map[int]float64, unit string, rng stats.Range, note string) {
+		put(id, runs, claims.Metric{Unit: unit, Range: &rng, Note: note})
 	}
 	steps := func(used []string) string { return " (" + strings.Join(used, ", ") + ")" }
 	pr := r.fromRecords
 
 	runs, used := r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, p50, overBest) })
-	put("p50-nest-vs-best-other", runs, true, "×", "nest's median / the faster of spring's and micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
+	putRatio("p50-nest-vs-best-other", runs, "nest's median / the faster of spring's and micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
 	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 {
 		return across(ratio, r.authors(spring, c, p50), r.authors(micro, c, p50))
 	})
-	put("p50-spring-vs-micro", runs, true, "×", "spring's median / micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
+	putRatio("p50-spring-vs-micro", runs, "spring's median / micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
 	runs, used = r.overCases(r.cases, minF, func(c *fcase) map[int]float64 { return r.vsOthers(micro, c, p50, overWorst) })
-	put("p50-micro-vs-slowest-other", runs, true, "×", "micro's median / the slower of spring's and nest's, the smallest over the steps"+steps(used)+"; "+authorsVariants())
+	putRatio("p50-micro-vs-slowest-other", runs, "micro's median / the slower of spring's and nest's, the smallest over the steps"+steps(used)+"; "+authorsVariants())
 
 	for _, app := range apps {
 		c := r.at(app, low)
-		put("p95-over-p50-spring-"+app+"-low", r.authors(spring, c, tail), true, "×", "spring-"+perRequest+" p95 / p50, every request of the "+app+" low-load step")
-		put("steady-tail-spring-"+app+"-low", r.authors(spring, c, pr(steadyTail)), true, "×",
+		putRatio("p95-over-p50-spring-"+app+"-low", r.authors(spring, c, tail), "spring-"+perRequest+" p95 / p50, every request of the "+app+" low-load step")
+		putRatio("steady-tail-spring-"+app+"-low", r.authors(spring, c, pr(steadyTail)),
 			fmt.Sprintf("spring-%s p95 / p50 of the %s low-load step without its first %d requests", perRequest, app, firstN))
 	}
 	if c := r.first[hello]; c != nil {
 		note := fmt.Sprintf("median of the first %d requests / of the rest, %s, the first hello step after the start", firstN, c.step.Name)
-		put("warmup-spring-hello", r.authors(spring, c, pr(warmup)), true, "×", "spring-"+perRequest+" "+note)
-		put("warmup-spring-vs-others-hello", r.vsOthers(spring, c, pr(warmup), overWorst), true, "×", "spring's warm-up ratio / the larger of nest's and micro's; "+note)
+		putRatio("warmup-spring-hello", r.authors(spring, c, pr(warmup)), "spring-"+perRequest+" "+note)
+		putRatio("warmup-spring-vs-others-hello", r.vsOthers(spring, c, pr(warmup), overWorst), "spring's warm-up ratio / the larger of nest's and micro's; "+note)
 	}
 
 	helloLow, helloHigh, uniHigh := r.at(hello, low), r.at(hello, high), r.at(universities, high)
-	put("p50-micro-vs-spring-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(spring, helloLow, p50)), true, "×", "micro / spring median, hello, low load")
-	put("p50-micro-vs-nest-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(nest, helloLow, p50)), true, "×", "micro / nest median, hello, low load")
-	put("p50-micro-vs-nest-hello-high", across(ratio, r.authors(micro, helloHigh, p50), r.authors(nest, helloHigh, p50)), true, "×", "micro / nest median, hello, high load")
-	put("p50-micro-universities-high", r.authors(micro, uniHigh, p50), false, "ms", "micro-"+perRequest+" median, universities, high load")
-	put("p50-micro-vs-nest-universities-high", across(ratio, r.authors(micro, uniHigh, p50), r.authors(nest, uniHigh, p50)), true, "×", "micro-"+perRequest+" / nest-"+atStart+" median, universities, high load")
-	put("p50-micro-vs-nest-universities-high-startup", across(ratio, r.runs(micro, atStart, uniHigh, p50), r.runs(nest, atStart, uniHigh, p50)), true, "×",
+	putRatio("p50-micro-vs-spring-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(spring, helloLow, p50)), "micro / spring median, hello, low load")
+	putRatio("p50-micro-vs-nest-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(nest, helloLow, p50)), "micro / nest median, hello, low load")
+	putRatio("p50-micro-vs-nest-hello-high", across(ratio, r.authors(micro, helloHigh, p50), r.authors(nest, helloHigh, p50)), "micro / nest median, hello, high load")
+	putValue("p50-micro-universities-high", r.authors(micro, uniHigh, p50), "ms", stats.NonNegative, "micro-"+perRequest+" median, universities, high load")
+	putRatio("p50-micro-vs-nest-universities-high", across(ratio, r.authors(micro, uniHigh, p50), r.authors(nest, uniHigh, p50)), "micro-"+perRequest+" / nest-"+atStart+" median, universities, high load")
+	putRatio("p50-micro-vs-nest-universities-high-startup", across(ratio, r.runs(micro, atStart, uniHigh, p50), r.runs(nest, atStart, uniHigh, p50)),
 		"micro-"+atStart+" / nest-"+atStart+" median, universities, high load: both read the dataset once at start")
 
 	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, memMiB, overBest) })
-	put("mem-nest-vs-best-other", runs, true, "×", "nest's memory (sum of its processes' peaks) / the smaller of spring's and micro's, the largest over the steps"+steps(used))
+	putRatio("mem-nest-vs-best-other", runs, "nest's memory (sum of its processes' peaks) / the smaller of spring's and micro's, the largest over the steps"+steps(used))
 	for _, o := range []string{spring, micro} {
 		runs, used = r.geoMeanCases(r.cases, func(c *fcase) map[int]float64 {
 			return across(ratio, r.authors(nest, c, memMiB), r.authors(o, c, memMiB))
 		})
-		put("mem-nest-vs-"+o, runs, true, "×", "nest's memory / "+o+"'s (sums of the processes' peaks), geometric mean over the steps"+steps(used))
+		putRatio("mem-nest-vs-"+o, runs, "nest's memory / "+o+"'s (sums of the processes' peaks), geometric mean over the steps"+steps(used))
 	}
 	runs, used = r.overCases(r.cases, minF, func(c *fcase) map[int]float64 { return r.vsOthers(micro, c, cpuS, overWorst) })
-	put("cpu-micro-vs-most-other", runs, true, "×", "micro's CPU time (every process, the step) / the larger of spring's and nest's, the smallest over the steps"+steps(used))
+	putRatio("cpu-micro-vs-most-other", runs, "micro's CPU time (every process, the step) / the larger of spring's and nest's, the smallest over the steps"+steps(used))
 	var highs []*fcase
 	for _, c := range r.cases {
 		if c.level == high {
@@ -308,18 +316,18 @@ func (r *fwRun) metrics() map[string]claims.Metric {
 	runs, used = r.overCases(highs, minF, func(c *fcase) map[int]float64 {
 		return across(ratio, r.authors(micro, c, cpuS), r.authors(spring, c, cpuS))
 	})
-	put("cpu-micro-vs-spring-high", runs, true, "×", "micro's CPU time / spring's, the smaller over the high-load steps"+steps(used))
+	putRatio("cpu-micro-vs-spring-high", runs, "micro's CPU time / spring's, the smaller over the high-load steps"+steps(used))
 	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, cpuPerRequestMs, overBest) })
-	put("cpu-per-request-nest-vs-best-other", runs, true, "×", "nest's CPU ms per request / the smaller of spring's and micro's, the largest over the steps"+steps(used))
+	putRatio("cpu-per-request-nest-vs-best-other", runs, "nest's CPU ms per request / the smaller of spring's and micro's, the largest over the steps"+steps(used))
 
 	for _, s := range []struct {
 		fw, app string
 	}{{micro, hello}, {spring, universities}, {micro, universities}} {
 		c := r.at(s.app, high)
-		put("success-pause-"+s.fw+"-"+s.app+"-high", r.authors(s.fw, c, pr(sharePause)), false, "share",
+		putValue("success-pause-"+s.fw+"-"+s.app+"-high", r.authors(s.fw, c, pr(sharePause)), "share", stats.Share,
 			s.fw+"-"+authorsLoad[s.fw]+": share of requests answered 200 within the pause (k6's success), "+s.app+", high load")
 	}
-	put("success-200-spring-universities-high", r.authors(spring, uniHigh, pr(share200)), false, "share", "spring-"+perRequest+": share of requests answered 200 at all, universities, high load")
+	putValue("success-200-spring-universities-high", r.authors(spring, uniHigh, pr(share200)), "share", stats.Share, "spring-"+perRequest+": share of requests answered 200 at all, universities, high load")
 
 	parsing := func(c *fcase, f func(u *analysis.Unit) float64) (map[int]float64, []string) {
 		out := map[int]float64{}
@@ -336,11 +344,11 @@ func (r *fwRun) metrics() map[string]claims.Metric {
 	}
 	if c := r.at(universities, low); c != nil {
 		runs, used = parsing(c, p50)
-		put("parsing-p50-universities-low", runs, true, "×", "median with the dataset parsed per request / read at start, universities, low load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
+		putRatio("parsing-p50-universities-low", runs, "median with the dataset parsed per request / read at start, universities, low load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
 	}
 	if uniHigh != nil {
 		runs, used = parsing(uniHigh, cpuPerRequestMs)
-		put("parsing-cpu-per-request-universities-high", runs, true, "×", "CPU ms per request with the dataset parsed per request / read at start, universities, high load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
+		putRatio("parsing-cpu-per-request-universities-high", runs, "CPU ms per request with the dataset parsed per request / read at start, universities, high load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
 	}
 	return m
 }

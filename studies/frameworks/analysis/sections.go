@@ -23,14 +23,14 @@ func finiteRuns(m map[int]float64) []float64 {
 	return out
 }
 
-// cell is the median over repetitions with the 95% interval of the mean;
-// "–" when nothing was measured.
-func cell(m map[int]float64, digits int) string {
+// cell is the median over repetitions with the 95% interval of the mean
+// kept in rng; "–" when nothing was measured.
+func cell(m map[int]float64, digits int, rng stats.Range) string {
 	xs := finiteRuns(m)
 	if len(xs) == 0 {
 		return "–"
 	}
-	return analysis.WithCI(xs, digits)
+	return analysis.WithCI(xs, digits, rng)
 }
 
 // scaled multiplies every value, e.g. a share into a percentage.
@@ -43,10 +43,10 @@ func scaled(m map[int]float64, k float64) map[int]float64 {
 }
 
 // medianCI is the median over repetitions and the ends of the 95% interval
-// of the mean (NaN with fewer than two).
-func medianCI(m map[int]float64) (med, lo, hi float64) {
+// of the mean kept in rng (NaN with fewer than two).
+func medianCI(m map[int]float64, rng stats.Range) (med, lo, hi float64) {
 	xs := finiteRuns(m)
-	lo, hi = stats.MeanCI(xs, 0.95)
+	lo, hi = stats.MeanCIIn(xs, 0.95, rng)
 	return stats.Median(xs), lo, hi
 }
 
@@ -91,7 +91,7 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 				paper = paperText(r.ds.PaperValue("micro-universities-high-p50"), func(x float64) string { return "p50 " + approx(x) + " ms" })
 			}
 			t.Rows = append(t.Rows, []string{c.app, c.level, v.key, v.loadText(), repsOf(len(units)),
-				cell(r.ds.PerRun(v.key, c.step.Name, p50), 1), cell(r.ds.PerRun(v.key, c.step.Name, p95), 1), cell(r.ds.PerRun(v.key, c.step.Name, tail), 1), paper})
+				cell(r.ds.PerRun(v.key, c.step.Name, p50), 1, stats.NonNegative), cell(r.ds.PerRun(v.key, c.step.Name, p95), 1, stats.NonNegative), cell(r.ds.PerRun(v.key, c.step.Name, tail), 1, stats.NonNegative), paper})
 		}
 	}
 	ratios := analysis.Table{
@@ -104,10 +104,10 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 			mn = atLeast(x)
 		}
 		ratios.Rows = append(ratios.Rows, []string{c.app, c.level,
-			cell(across(ratio, r.authors(micro, c, p50), r.authors(spring, c, p50)), 2), paperText(r.ds.PaperPoint("p50-micro-vs-spring", c.app+"-"+c.level), plain),
-			cell(across(ratio, r.authors(micro, c, p50), r.authors(nest, c, p50)), 2), mn,
-			cell(across(ratio, r.authors(spring, c, p50), r.authors(nest, c, p50)), 2),
-			cell(r.vsOthers(nest, c, p50, overBest), 3)})
+			cell(across(ratio, r.authors(micro, c, p50), r.authors(spring, c, p50)), 2, stats.NonNegative), paperText(r.ds.PaperPoint("p50-micro-vs-spring", c.app+"-"+c.level), plain),
+			cell(across(ratio, r.authors(micro, c, p50), r.authors(nest, c, p50)), 2, stats.NonNegative), mn,
+			cell(across(ratio, r.authors(spring, c, p50), r.authors(nest, c, p50)), 2, stats.NonNegative),
+			cell(r.vsOthers(nest, c, p50, overBest), 3, stats.NonNegative)})
 	}
 	sec.Tables = append(sec.Tables, t, ratios)
 	for _, app := range apps {
@@ -125,7 +125,7 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 		for _, fw := range frameworkOrder {
 			s := plot.Series{Name: fwLabel(fw)}
 			for _, c := range cs {
-				med, lo, hi := medianCI(r.authors(fw, c, p50))
+				med, lo, hi := medianCI(r.authors(fw, c, p50), stats.NonNegative)
 				s.Values, s.Low, s.High = append(s.Values, med), append(s.Low, lo), append(s.High, hi)
 			}
 			series = append(series, s)
@@ -171,7 +171,7 @@ func (r *fwRun) successSection() (analysis.Section, error) {
 			requests, _ := r.ds.Median(v.key, c.step.Name, func(u *analysis.Unit) float64 { return float64(u.Summary.Requests) })
 			late, failed := stats.Median(finiteRuns(pr(lateCount))), stats.Median(finiteRuns(pr(failedCount)))
 			t.Rows = append(t.Rows, []string{c.app, c.level, analysis.Num(c.pauseMs, 0), v.key, v.loadText(), repsOf(len(units)), analysis.Num(requests, 0),
-				cell(scaled(pr(share200), 100), 2), cell(scaled(pr(sharePause), 100), 2), analysis.Num(late, 0), analysis.Num(failed, 0), paper})
+				cell(scaled(pr(share200), 100), 2, stats.Percent), cell(scaled(pr(sharePause), 100), 2, stats.Percent), analysis.Num(late, 0), analysis.Num(failed, 0), paper})
 		}
 	}
 	sec.Tables = append(sec.Tables, t)
@@ -220,7 +220,7 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 				continue
 			}
 			t.Rows = append(t.Rows, []string{c.app, c.level, v.key, v.loadText(), repsOf(len(units)),
-				cell(r.ds.PerRun(v.key, c.step.Name, cpuS), 2), cell(r.ds.PerRun(v.key, c.step.Name, cpuPerRequestMs), 3), cell(r.ds.PerRun(v.key, c.step.Name, memMiB), 0)})
+				cell(r.ds.PerRun(v.key, c.step.Name, cpuS), 2, stats.NonNegative), cell(r.ds.PerRun(v.key, c.step.Name, cpuPerRequestMs), 3, stats.NonNegative), cell(r.ds.PerRun(v.key, c.step.Name, memMiB), 0, stats.NonNegative)})
 			cpuRow, memRow := []string{c.app, c.level, v.key}, []string{c.app, c.level, v.key}
 			vo := r.variantObj(v)
 			for _, s := range svcs {
@@ -252,12 +252,12 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 			cpuPaper = paperText(r.ds.PaperValue("micro-cpu-vs-spring-high"), atLeast)
 		}
 		ratios.Rows = append(ratios.Rows, []string{c.app, c.level,
-			cell(across(ratio, r.authors(nest, c, memMiB), r.authors(spring, c, memMiB)), 3),
-			cell(across(ratio, r.authors(nest, c, memMiB), r.authors(micro, c, memMiB)), 3),
+			cell(across(ratio, r.authors(nest, c, memMiB), r.authors(spring, c, memMiB)), 3, stats.NonNegative),
+			cell(across(ratio, r.authors(nest, c, memMiB), r.authors(micro, c, memMiB)), 3, stats.NonNegative),
 			paperText(r.ds.PaperValue("nest-memory-share"), func(x float64) string { return "nest " + approx(x) + " × the others" }),
-			cell(across(ratio, r.authors(micro, c, cpuS), r.authors(spring, c, cpuS)), 2), cpuPaper,
-			cell(r.vsOthers(micro, c, cpuS, overWorst), 2),
-			cell(r.vsOthers(nest, c, cpuPerRequestMs, overBest), 3)})
+			cell(across(ratio, r.authors(micro, c, cpuS), r.authors(spring, c, cpuS)), 2, stats.NonNegative), cpuPaper,
+			cell(r.vsOthers(micro, c, cpuS, overWorst), 2, stats.NonNegative),
+			cell(r.vsOthers(nest, c, cpuPerRequestMs, overBest), 3, stats.NonNegative)})
 	}
 	sec.Tables = append(sec.Tables, t, ratios, cpuT, memT)
 	var cats []string
@@ -276,7 +276,7 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 		for _, fw := range frameworkOrder {
 			s := plot.Series{Name: fwLabel(fw)}
 			for _, c := range r.cases {
-				med, lo, hi := medianCI(r.authors(fw, c, chart.f))
+				med, lo, hi := medianCI(r.authors(fw, c, chart.f), stats.NonNegative)
 				s.Values, s.Low, s.High = append(s.Values, med), append(s.Low, lo), append(s.High, hi)
 			}
 			series = append(series, s)
@@ -382,7 +382,7 @@ func (r *fwRun) warmupSection() (analysis.Section, error) {
 				return r.ds.PerRun(v.key, c.step.Name, r.fromRecords(f))
 			}
 			stepsT.Rows = append(stepsT.Rows, []string{c.app, c.level, yesNo(r.first[c.app] == c), v.key, repsOf(len(units)),
-				cell(pr(firstMedianOf), 1), cell(pr(restMedianOf), 1), cell(pr(warmup), 1), cell(pr(recordsTail), 1), cell(pr(steadyTail), 1)})
+				cell(pr(firstMedianOf), 1, stats.NonNegative), cell(pr(restMedianOf), 1, stats.NonNegative), cell(pr(warmup), 1, stats.NonNegative), cell(pr(recordsTail), 1, stats.NonNegative), cell(pr(steadyTail), 1, stats.NonNegative)})
 		}
 	}
 	sec.Tables = append(sec.Tables, startT, stepsT)
@@ -443,7 +443,7 @@ func (r *fwRun) loadingSection() (analysis.Section, error) {
 			if len(a)+len(b) == 0 {
 				continue
 			}
-			t.Rows = append(t.Rows, []string{c.app, c.level, fw, cell(a, 1), cell(b, 1), cell(across(ratio, a, b), 2), cell(ca, 3), cell(cb, 3), cell(across(ratio, ca, cb), 2)})
+			t.Rows = append(t.Rows, []string{c.app, c.level, fw, cell(a, 1, stats.NonNegative), cell(b, 1, stats.NonNegative), cell(across(ratio, a, b), 2, stats.NonNegative), cell(ca, 3, stats.NonNegative), cell(cb, 3, stats.NonNegative), cell(across(ratio, ca, cb), 2, stats.NonNegative)})
 		}
 	}
 	sec.Tables = append(sec.Tables, t)

@@ -45,10 +45,10 @@ func (r *ipcRun) meanRuns(style, delay string, users float64) map[int]float64 {
 }
 
 // medianCI is the median over repetitions with the ends of a 95% interval
-// of the mean, NaN with fewer than two.
-func medianCI(runs map[int]float64) (med, lo, hi float64) {
+// of the mean kept in rng, NaN with fewer than two.
+func medianCI(runs map[int]float64, rng stats.Range) (med, lo, hi float64) {
 	xs := byRep(runs)
-	lo, hi = stats.MeanCI(xs, 0.95)
+	lo, hi = stats.MeanCIIn(xs, 0.95, rng)
 	return stats.Median(xs), lo, hi
 }
 
@@ -71,7 +71,7 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 		s := plot.Series{Name: style + " (msbench)"}
 		p := plot.Series{Name: style + " (paper)"}
 		for _, l := range r.closed {
-			med, lo, hi := medianCI(r.tputRuns(style, r.base, l.x))
+			med, lo, hi := medianCI(r.tputRuns(style, r.base, l.x), stats.NonNegative)
 			s.Values, s.Low, s.High = append(s.Values, med), append(s.Low, lo), append(s.High, hi)
 			pv := analysis.NaN
 			if l.x == 200 {
@@ -101,8 +101,8 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 					continue
 				}
 				errs := r.ds.PerRun(k, l.step.Name, func(u *analysis.Unit) float64 { return 100 * (1 - u.Summary.SuccessRate) })
-				t.Rows = append(t.Rows, []string{k, analysis.Num(l.x, 0), strconv.Itoa(len(units)), analysis.WithCI(byRep(r.ds.PerRun(k, l.step.Name, per180(l.step))), 0),
-					analysis.WithCI(byRep(errs), 2), analysis.WithCI(byRep(r.ds.PerRun(k, l.step.Name, meanResponse)), 1)})
+				t.Rows = append(t.Rows, []string{k, analysis.Num(l.x, 0), strconv.Itoa(len(units)), analysis.WithCI(byRep(r.ds.PerRun(k, l.step.Name, per180(l.step))), 0, stats.NonNegative),
+					analysis.WithCI(byRep(errs), 2, stats.Percent), analysis.WithCI(byRep(r.ds.PerRun(k, l.step.Name, meanResponse)), 1, stats.NonNegative)})
 			}
 		}
 	}
@@ -130,23 +130,24 @@ func (r *ipcRun) paperDifferences() analysis.Table {
 		paper  float64
 		ours   []float64
 		digits int
+		rng    stats.Range // a difference takes either sign
 	}{
-		{50, "gRPC − REST, requests", r.ds.PaperPoint("throughput-diff-50", "grpc-minus-rest"), analysis.Paired(tput(grpc, 50), tput(rest, 50), diff), 0},
-		{50, "gRPC − RabbitMQ, requests", r.ds.PaperPoint("throughput-diff-50", "grpc-minus-amqp"), analysis.Paired(tput(grpc, 50), tput(amqp, 50), diff), 0},
-		{100, "RabbitMQ − REST, requests", r.ds.PaperPoint("throughput-diff-100", "amqp-minus-rest"), analysis.Paired(tput(amqp, 100), tput(rest, 100), diff), 0},
-		{100, "the better mean response of REST and RabbitMQ − gRPC's, ms", r.ds.PaperValue("response-diff-100"), byRep(betterOthers), 1},
-		{200, "RabbitMQ, requests", r.ds.PaperPoint("throughput-200", amqp), byRep(tput(amqp, 200)), 0},
-		{200, "gRPC − RabbitMQ, requests", r.ds.PaperPoint("throughput-200", grpc) - r.ds.PaperPoint("throughput-200", amqp), analysis.Paired(tput(grpc, 200), tput(amqp, 200), diff), 0},
-		{200, "REST − RabbitMQ, requests", r.ds.PaperPoint("throughput-200", rest) - r.ds.PaperPoint("throughput-200", amqp), analysis.Paired(tput(rest, 200), tput(amqp, 200), diff), 0},
-		{200, "REST: at 200 users / at 100 users", analysis.NaN, kept(rest), 3},
-		{200, "gRPC: at 200 users / at 100 users", analysis.NaN, kept(grpc), 3},
-		{200, "RabbitMQ: at 200 users / at 100 users", analysis.NaN, kept(amqp), 3},
+		{50, "gRPC − REST, requests", r.ds.PaperPoint("throughput-diff-50", "grpc-minus-rest"), analysis.Paired(tput(grpc, 50), tput(rest, 50), diff), 0, stats.Unbounded},
+		{50, "gRPC − RabbitMQ, requests", r.ds.PaperPoint("throughput-diff-50", "grpc-minus-amqp"), analysis.Paired(tput(grpc, 50), tput(amqp, 50), diff), 0, stats.Unbounded},
+		{100, "RabbitMQ − REST, requests", r.ds.PaperPoint("throughput-diff-100", "amqp-minus-rest"), analysis.Paired(tput(amqp, 100), tput(rest, 100), diff), 0, stats.Unbounded},
+		{100, "the better mean response of REST and RabbitMQ − gRPC's, ms", r.ds.PaperValue("response-diff-100"), byRep(betterOthers), 1, stats.Unbounded},
+		{200, "RabbitMQ, requests", r.ds.PaperPoint("throughput-200", amqp), byRep(tput(amqp, 200)), 0, stats.NonNegative},
+		{200, "gRPC − RabbitMQ, requests", r.ds.PaperPoint("throughput-200", grpc) - r.ds.PaperPoint("throughput-200", amqp), analysis.Paired(tput(grpc, 200), tput(amqp, 200), diff), 0, stats.Unbounded},
+		{200, "REST − RabbitMQ, requests", r.ds.PaperPoint("throughput-200", rest) - r.ds.PaperPoint("throughput-200", amqp), analysis.Paired(tput(rest, 200), tput(amqp, 200), diff), 0, stats.Unbounded},
+		{200, "REST: at 200 users / at 100 users", analysis.NaN, kept(rest), 3, stats.NonNegative},
+		{200, "gRPC: at 200 users / at 100 users", analysis.NaN, kept(grpc), 3, stats.NonNegative},
+		{200, "RabbitMQ: at 200 users / at 100 users", analysis.NaN, kept(amqp), 3, stats.NonNegative},
 	} {
 		paper := analysis.Num(row.paper, row.digits)
 		if row.paper != row.paper {
 			paper = "not published"
 		}
-		t.Rows = append(t.Rows, []string{analysis.Num(row.users, 0), row.figure, paper, analysis.WithCI(row.ours, row.digits)})
+		t.Rows = append(t.Rows, []string{analysis.Num(row.users, 0), row.figure, paper, analysis.WithCI(row.ours, row.digits, row.rng)})
 	}
 	return t
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/plot"
+	"github.com/msbench/msbench/internal/stats"
 )
 
 // roundTripsPerPage is what one more millisecond of one-way delay should
@@ -168,7 +169,7 @@ func (r *ipcRun) costTable(cl level) analysis.Table {
 		for _, rep := range slices.Sorted(maps.Keys(runs)) {
 			each = append(each, analysis.Num(runs[rep], 2))
 		}
-		t.Rows = append(t.Rows, []string{style, fmt.Sprint(len(runs)), analysis.WithCI(byRep(runs), 2), strings.Join(each, ", ")})
+		t.Rows = append(t.Rows, []string{style, fmt.Sprint(len(runs)), analysis.WithCI(byRep(runs), 2, stats.Unbounded), strings.Join(each, ", ")})
 	}
 	return t
 }

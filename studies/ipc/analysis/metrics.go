@@ -161,13 +161,13 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 		if undetermined > 0 {
 			note += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step at two delays", undetermined)
 		}
-		m["delay-cost-spread"] = claims.Metric{PerRun: byRep(runs), Unit: "ms per ms", Note: note}
+		m["delay-cost-spread"] = claims.Metric{PerRun: byRep(runs), Unit: "ms per ms", Range: &stats.NonNegative, Note: note}
 	}
 
 	for _, f := range lossFaults {
 		lost := r.lostShareRuns(f, d)
 		if len(lost) > 0 {
-			m["lost-share-"+f] = claims.Metric{PerRun: byRep(lost), Unit: "share", Note: "the largest share of requests sent and never answered, over the styles, fault step " + f + ", " + d}
+			m["lost-share-"+f] = claims.Metric{PerRun: byRep(lost), Unit: "share", Range: &stats.Share, Note: "the largest share of requests sent and never answered, over the styles, fault step " + f + ", " + d}
 		}
 	}
 	return m
