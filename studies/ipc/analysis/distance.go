@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
@@ -21,7 +19,7 @@ import (
 const roundTripsPerPage = 2
 
 // spread compares styles by how many ms each ms of one-way delay adds to
-// their median: the steepest minus the shallowest, per repetition.
+// their median: the most minus the least, per repetition.
 func spread(xs []float64) (float64, bool) { return slices.Max(xs) - slices.Min(xs), true }
 
 // p50 is a step's median response time.
@@ -48,25 +46,37 @@ func (r *ipcRun) atSeveralDelays(ls []level) []level {
 	return out
 }
 
-// costRuns is, by repetition, the ms a style's median gains per ms of
-// one-way delay in an open step: the least-squares slope of its p50
-// against the delays that repetition measured (two at least).
+// addedRuns is, by repetition, the ms a style's p50 in an open step
+// gained at delay over the smallest delay, in the same repetition.
+func (r *ipcRun) addedRuns(style string, l level, delay string) map[int]float64 {
+	added, _ := across(func(xs []float64) (float64, bool) { return xs[0] - xs[1], true },
+		r.ds.PerRun(r.key(style, delay), l.step.Name, p50), r.ds.PerRun(r.key(style, r.base), l.step.Name, p50))
+	return added
+}
+
+// costRuns is, by repetition, the ms a style's p50 gained per ms of
+// one-way delay from the smallest delay to the farthest: what distance
+// costs it, in the unit of the round trip it should cost
+// (roundTripsPerPage).
 func (r *ipcRun) costRuns(style string, l level) map[int]float64 {
-	xs, ys := map[int][]float64{}, map[int][]float64{}
-	for _, d := range r.delays {
-		for rep, y := range r.ds.PerRun(r.key(style, d), l.step.Name, p50) {
-			xs[rep], ys[rep] = append(xs[rep], r.delayMs[d]), append(ys[rep], y)
-		}
-	}
+	far := r.farthest()
+	span := r.delayMs[far] - r.delayMs[r.base]
 	out := map[int]float64{}
-	for rep := range xs {
-		if len(xs[rep]) < 2 {
-			continue
-		}
-		_, slope := stat.LinearRegression(xs[rep], ys[rep], nil, false)
-		out[rep] = slope
+	for rep, added := range r.addedRuns(style, l, far) {
+		out[rep] = added / span
 	}
 	return out
+}
+
+// farthest is the largest delay of the run.
+func (r *ipcRun) farthest() string {
+	far := r.base
+	for _, d := range r.delays {
+		if r.delayMs[d] > r.delayMs[far] {
+			far = d
+		}
+	}
+	return far
 }
 
 // costLevel is the open step the distance finding is judged on: the
@@ -88,7 +98,8 @@ func (r *ipcRun) delaySection() (analysis.Section, error) {
 		Title: "Throughput and latency against link delay",
 		Text: []string{"Each link adds its delay one way, to both directions of every connection between the gateway and a service or the broker, so every call's round trip gains twice the delay (for RabbitMQ: the request published to the broker and the reply taken from it); a page makes its five calls at once and waits for the slowest. " +
 			"Ranks come from each style's median over repetitions; a change of rank within the A/A noise floor is no change.",
-			"In a saturated closed model a page waits seconds in queues and milliseconds of distance cannot show; under a fixed arrival rate below the knee they can, so the open steps measured at several delays are read for what distance costs each style."},
+			"In a saturated closed model a page waits seconds in queues and milliseconds of distance cannot show; under a fixed arrival rate below the knee they can, so the open steps measured at several delays are read for what distance costs each style. " +
+				"The links themselves add twice their one-way delay to a round trip (the links package's own test measures that); a cost that jumps at the first delay and then stays flat is paid by something in the system that waits once there is any distance at all."},
 	}
 	if len(r.delays) < 2 {
 		sec.Text = append(sec.Text, "This run measured one link delay ("+strings.Join(r.delays, ", ")+"): no curve to draw.")
@@ -152,24 +163,37 @@ func (r *ipcRun) rank(l level, delay string, f func(u *analysis.Unit) float64, b
 	return strings.Join(out, sep)
 }
 
-// costTable gives, per style, the ms of median each ms of one-way delay
-// adds at the open level cl, beside the round trip it should add.
+// costTable gives, per style, the ms of median each delay adds over the
+// smallest at the open level cl, beside the round trips it should add:
+// a cost that jumps at the first step and then stays says something other
+// than distance is paid.
 func (r *ipcRun) costTable(cl level) analysis.Table {
+	header := []string{"style", "reps"}
+	var far []string
+	for _, d := range r.delays {
+		if d != r.base {
+			far = append(far, d)
+			header = append(header, fmt.Sprintf("+ at %s (one round trip: %s)", d, analysis.Num(roundTripsPerPage*(r.delayMs[d]-r.delayMs[r.base]), 1)))
+		}
+	}
 	t := analysis.Table{
-		Caption: fmt.Sprintf("What distance costs at %s requests per second: the ms a style's p50 gains per ms of one-way delay, the least-squares slope over the delays of each repetition, median (95%% interval of the mean). One round trip per page is %d.", analysis.Num(cl.x, 0), roundTripsPerPage),
-		Header:  []string{"style", "reps", "p50 ms per ms of delay", "per repetition"},
+		Caption: fmt.Sprintf("What distance costs at %s requests per second: the ms a style's p50 gained at each delay over its p50 at %s in the same repetition, median (95%% interval of the mean); then per ms of one-way delay to the farthest, per repetition. One round trip per page is %d ms per ms.", analysis.Num(cl.x, 0), r.base, roundTripsPerPage),
+		Header:  append(header, "ms per ms to "+r.farthest()+", per repetition"),
 	}
 	for _, style := range styles {
 		runs := r.costRuns(style, cl)
-		if len(runs) == 0 {
-			t.Rows = append(t.Rows, []string{style, "0", "not measured: no repetition has this step at two delays", ""})
-			continue
+		row := []string{style, fmt.Sprint(len(runs))}
+		for _, d := range far {
+			row = append(row, analysis.WithCI(byRep(r.addedRuns(style, cl, d)), 1, stats.Unbounded))
 		}
 		var each []string
 		for _, rep := range slices.Sorted(maps.Keys(runs)) {
 			each = append(each, analysis.Num(runs[rep], 2))
 		}
-		t.Rows = append(t.Rows, []string{style, fmt.Sprint(len(runs)), analysis.WithCI(byRep(runs), 2, stats.Unbounded), strings.Join(each, ", ")})
+		if len(each) == 0 {
+			each = []string{"not measured: no repetition has this step at " + r.base + " and " + r.farthest()}
+		}
+		t.Rows = append(t.Rows, append(row, strings.Join(each, ", ")))
 	}
 	return t
 }

@@ -2,7 +2,6 @@ package ipc
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
@@ -157,7 +156,7 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 
 	// Distance is judged across the delays, so not at d alone.
 	if runs, undetermined, l, ok := r.costSpreadRuns(); ok && (len(runs) > 0 || undetermined > 0) {
-		note := fmt.Sprintf("the steepest minus the shallowest style's ms of p50 per ms of one-way delay, open model at %s requests per second, delays %s", analysis.Num(l.x, 0), strings.Join(r.delays, ", "))
+		note := fmt.Sprintf("the most minus the least a style's p50 gained from %s to %s, per ms of one-way delay, open model at %s requests per second", r.base, r.farthest(), analysis.Num(l.x, 0))
 		if undetermined > 0 {
 			note += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step at two delays", undetermined)
 		}
