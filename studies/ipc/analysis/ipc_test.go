@@ -629,3 +629,38 @@ func TestNeeds(t *testing.T) {
 		t.Fatalf("a study without overload steps: %v", err)
 	}
 }
+
+// A style whose farthest delay failed its noise audit in every repetition
+// leaves the finding on distance unjudged, and its note says why.
+func TestDistanceWithAFailedAudit(t *testing.T) {
+	ds := synthDataset(t)
+	v, _ := ds.Variant(map[string]string{"style": rest, "delay": "5ms"})
+	for _, st := range ds.Steps(openSteps) {
+		for _, u := range ds.Units(v.Key(), st.Name) {
+			u.Audit = &results.Audit{OK: false}
+		}
+	}
+	passed, left := ds.PassedAudits()
+	if len(left) == 0 {
+		t.Fatal("no unit left out")
+	}
+	res, err := ipc{}.Analyze(passed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := res.Metrics["delay-cost-spread"]
+	if !ok || len(m.PerRun) != 0 || !strings.Contains(m.Note, "3 repetition(s) left out: a style lacks") {
+		t.Fatalf("delay-cost-spread %+v (present %v), want no value and 3 repetitions left out", m, ok)
+	}
+	file, err := claims.Load("../" + claims.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range file.Claims {
+		if c.ID == "distance-costs-alike" {
+			if got := claims.Judge(c, res.Metrics, 0.01); got.Verdict != claims.NotMeasured {
+				t.Errorf("verdict %q, want %q", got.Verdict, claims.NotMeasured)
+			}
+		}
+	}
+}

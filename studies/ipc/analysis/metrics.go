@@ -158,7 +158,7 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 	if runs, undetermined, l, ok := r.costSpreadRuns(); ok && (len(runs) > 0 || undetermined > 0) {
 		note := fmt.Sprintf("the most minus the least a style's p50 gained from %s to %s, per ms of one-way delay, open model at %s requests per second", r.base, r.farthest(), analysis.Num(l.x, 0))
 		if undetermined > 0 {
-			note += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step at two delays", undetermined)
+			note += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step at %s or at %s there (not measured, or its noise audit failed)", undetermined, r.base, r.farthest())
 		}
 		m["delay-cost-spread"] = claims.Metric{PerRun: byRep(runs), Unit: "ms per ms", Range: &stats.NonNegative, Note: note}
 	}
