@@ -99,10 +99,15 @@ func planPlacement(s *study.Study, available placement.CPUs, cpuset bool) (*cpuP
 }
 
 // check warns of a process placed with the generator, which it then
-// competes with, or on fewer cores than its CPU cap allows it.
+// competes with, or on fewer cores than its CPU cap allows it. A process
+// on every core (nil) shares the generator's too.
 func (p *cpuPlan) check(what string, cpus placement.CPUs, limit float64) {
-	if shared := p.generator.Intersect(cpus); len(shared) > 0 {
-		p.warnings = append(p.warnings, fmt.Sprintf("%s shares core(s) %s with the generator", what, shared))
+	on := cpus
+	if on == nil {
+		on = p.available
+	}
+	if shared := p.generator.Intersect(on); len(shared) > 0 {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s shares core(s) %s with the generator: the generator waits for it at every request it sends or reads, and so do the link proxies it runs", what, shared))
 	}
 	if n := len(cpus); cpus != nil && limit > float64(n) {
 		p.warnings = append(p.warnings, fmt.Sprintf("%s is capped at %g CPUs but placed on %d core(s) (%s): the placement, not the cap, bounds it", what, limit, n, cpus))

@@ -201,6 +201,14 @@ func TestPlanPlacementDefaults(t *testing.T) {
 	if err != nil || len(p.warnings) != 2 || !strings.Contains(p.warnings[0], "service backend is capped at 2 CPUs but placed on 1 core(s)") || !strings.Contains(p.warnings[1], "service front shares core(s) 0 with the generator") {
 		t.Fatalf("warnings %q %v", p.warnings, err)
 	}
+	// A dependency on every core shares the generator's: ipc's stores
+	// did, and every hop through msbench waited for them.
+	s.Service("backend").Limits.CPUs = 0
+	s.Placement = &study.Placement{Generator: "0", Services: map[string]string{"front": "1", "backend": "1"}, Dependencies: map[string]string{"cache": "all"}}
+	p, err = planPlacement(s, two, false)
+	if err != nil || len(p.warnings) != 1 || !strings.Contains(p.warnings[0], "dependency cache shares core(s) 0 with the generator") {
+		t.Fatalf("a dependency on every core: warnings %q %v", p.warnings, err)
+	}
 }
 
 // A busy loop outside the run during its steps shows up as foreign CPU and
