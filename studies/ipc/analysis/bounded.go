@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -126,16 +127,40 @@ func list(runs map[int]bounded, digits int) string {
 	return strings.Join(out, ", ")
 }
 
-// across combines, repetition by repetition, one value of each of several
-// variants measured side by side, by f; a repetition that lacks one is
-// left out, and one for which f can say nothing (ok false) is counted in
-// undetermined.
-func across[T any](f func(xs []T) (float64, bool), runs ...map[int]T) (out map[int]float64, undetermined int) {
-	out = map[int]float64{}
-	if len(runs) == 0 {
-		return out, 0
+// leftOut counts the repetitions a combination across variants could not
+// give a value for, so that a metric's note says why it has fewer.
+type leftOut struct {
+	unpaired  int // some variant measured it and another lacks it
+	unsettled int // f could say nothing of it
+}
+
+// words says what was left out, as a note's tail; "" when nothing was.
+func (l leftOut) words() string {
+	var out string
+	if l.unpaired > 0 {
+		out += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step there (not measured, or its noise audit failed)", l.unpaired)
 	}
-	for rep := range runs[0] {
+	if l.unsettled > 0 {
+		out += fmt.Sprintf("; %d repetition(s) left out: their bounds settle nothing or the divisor is 0", l.unsettled)
+	}
+	return out
+}
+
+func (l leftOut) any() bool { return l.unpaired+l.unsettled > 0 }
+
+// across combines, repetition by repetition, one value of each of several
+// variants measured side by side, by f. A repetition that some variant
+// measured and another lacks is left out and counted as unpaired; one for
+// which f can say nothing (ok false) is counted as unsettled.
+func across[T any](f func(xs []T) (float64, bool), runs ...map[int]T) (out map[int]float64, left leftOut) {
+	out = map[int]float64{}
+	reps := map[int]bool{}
+	for _, r := range runs {
+		for rep := range r {
+			reps[rep] = true
+		}
+	}
+	for rep := range reps {
 		xs := make([]T, 0, len(runs))
 		for _, r := range runs {
 			if x, ok := r[rep]; ok {
@@ -143,15 +168,16 @@ func across[T any](f func(xs []T) (float64, bool), runs ...map[int]T) (out map[i
 			}
 		}
 		if len(xs) < len(runs) {
+			left.unpaired++
 			continue
 		}
 		if v, ok := f(xs); ok {
 			out[rep] = v
 		} else {
-			undetermined++
+			left.unsettled++
 		}
 	}
-	return out, undetermined
+	return out, left
 }
 
 // byRep lists per-repetition values in repetition order: a metric's PerRun.

@@ -235,25 +235,3 @@ func (r *ipcRun) delayFigures(sec *analysis.Section) error {
 	}
 	return nil
 }
-
-// costSpreadRuns is, by repetition, how far apart the styles' costs of
-// distance lie (ms of p50 per ms of one-way delay), and how many
-// repetitions some style measured but another lacks; false when no open
-// step was measured at several delays.
-func (r *ipcRun) costSpreadRuns() (runs map[int]float64, undetermined int, l level, ok bool) {
-	l, ok = r.costLevel()
-	if !ok {
-		return nil, 0, l, false
-	}
-	costs := []map[int]float64{r.costRuns(rest, l), r.costRuns(grpc, l), r.costRuns(amqp, l)}
-	runs, _ = across(spread, costs...)
-	// A repetition some style measured but another lacks is left out, and
-	// counted whichever style lacks it.
-	seen := map[int]bool{}
-	for _, c := range costs {
-		for rep := range c {
-			seen[rep] = true
-		}
-	}
-	return runs, len(seen) - len(runs), l, true
-}

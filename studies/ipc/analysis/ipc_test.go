@@ -664,3 +664,16 @@ func TestDistanceWithAFailedAudit(t *testing.T) {
 		}
 	}
 }
+
+// across combines the repetitions every style measured, and counts the
+// ones some lacks and the ones f settles nothing of, so a note can say so.
+func TestAcrossCountsWhatItLeavesOut(t *testing.T) {
+	ratio := func(xs []float64) (float64, bool) { return xs[0] / xs[1], xs[1] != 0 }
+	out, left := across(ratio, map[int]float64{1: 4, 2: 6, 3: 1, 4: 2}, map[int]float64{2: 3, 3: 0, 4: 1, 5: 7})
+	if len(out) != 2 || out[2] != 2 || out[4] != 2 || left.unpaired != 2 || left.unsettled != 1 {
+		t.Fatalf("across: %v, left out %+v; want 2 and 2 for repetitions 2 and 4, 2 unpaired (1, 5), 1 unsettled (3)", out, left)
+	}
+	if w := left.words(); !strings.Contains(w, "2 repetition(s) left out: a style lacks") || !strings.Contains(w, "1 repetition(s) left out: their bounds settle nothing") {
+		t.Errorf("words %q", w)
+	}
+}

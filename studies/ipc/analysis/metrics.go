@@ -83,15 +83,17 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 			m[id] = claims.Metric{PerRun: perRun, Ratio: ratio, Note: note}
 		}
 	}
-	// A metric of bounds keeps a note even with no repetition left: why
-	// nothing could be told is what the verdict shows.
-	putBounded := func(id string, runs map[int]float64, undetermined int, note string) {
-		if undetermined > 0 {
-			note += fmt.Sprintf("; %d repetition(s) left out: their bounds settle nothing or the divisor is 0", undetermined)
+	// A metric combined across styles keeps a note even with no
+	// repetition left: why nothing could be told is what the verdict
+	// shows.
+	putAcross := func(id string, runs map[int]float64, left leftOut, mt claims.Metric) {
+		if len(runs) > 0 || left.any() {
+			mt.PerRun, mt.Note = byRep(runs), mt.Note+left.words()
+			m[id] = mt
 		}
-		if len(runs) > 0 || undetermined > 0 {
-			m[id] = claims.Metric{PerRun: byRep(runs), Ratio: true, Note: note}
-		}
+	}
+	putBounded := func(id string, runs map[int]float64, left leftOut, note string) {
+		putAcross(id, runs, left, claims.Metric{Ratio: true, Note: note})
 	}
 	tput := func(style string, users float64) map[int]float64 { return r.tputRuns(style, d, users) }
 	for _, p := range pairs {
@@ -106,13 +108,13 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 		}
 		return true
 	}
-	resp, _ := across(func(xs []float64) (float64, bool) { return xs[0] / min(xs[1], xs[2]), positive(xs) },
+	resp, left := across(func(xs []float64) (float64, bool) { return xs[0] / min(xs[1], xs[2]), positive(xs) },
 		r.meanRuns(grpc, d, 100), r.meanRuns(rest, d, 100), r.meanRuns(amqp, d, 100))
-	put("resp-grpc-vs-others-100", byRep(resp), true, "grpc's mean response / the better of rest's and amqp's, 100 users, "+d)
-	kept, _ := across(func(xs []float64) (float64, bool) {
+	putAcross("resp-grpc-vs-others-100", resp, left, claims.Metric{Ratio: true, Note: "grpc's mean response / the better of rest's and amqp's, 100 users, " + d})
+	kept, left := across(func(xs []float64) (float64, bool) {
 		return (xs[0] / xs[1]) / max(xs[2]/xs[3], xs[4]/xs[5]), positive(xs)
 	}, tput(amqp, 200), tput(amqp, 100), tput(rest, 200), tput(rest, 100), tput(grpc, 200), tput(grpc, 100))
-	put("kept-amqp-vs-sync-200", byRep(kept), true, "amqp's throughput at 200 users / at 100, over the same for the better-keeping of rest and grpc, "+d)
+	putAcross("kept-amqp-vs-sync-200", kept, left, claims.Metric{Ratio: true, Note: "amqp's throughput at 200 users / at 100, over the same for the better-keeping of rest and grpc, " + d})
 
 	// Averaged over the numbers of users: amqp over the mean of the sync
 	// styles at each, then the geometric mean per repetition.
@@ -135,32 +137,30 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 	// counts where it settles which side of 1 it lies.
 	const bounds = "; a style beyond its step or sweep counts with the bound, and only where the bound settles the order"
 	mttfNote := "time to failure at 200 users (a style that never failed: at least the step's duration), " + d + bounds
-	runs, undetermined := across(over(first, order), mttf(amqp), mttf(grpc))
-	putBounded("mttf-amqp-vs-grpc-200", runs, undetermined, "amqp / grpc "+mttfNote)
-	runs, undetermined = across(over(first, order), mttf(grpc), mttf(rest))
-	putBounded("mttf-grpc-vs-rest-200", runs, undetermined, "grpc / rest "+mttfNote)
+	runs, left := across(over(first, order), mttf(amqp), mttf(grpc))
+	putBounded("mttf-amqp-vs-grpc-200", runs, left, "amqp / grpc "+mttfNote)
+	runs, left = across(over(first, order), mttf(grpc), mttf(rest))
+	putBounded("mttf-grpc-vs-rest-200", runs, left, "grpc / rest "+mttfNote)
 
 	mttr := func(style string) map[int]bounded { return r.recoveryRuns(style, d, killSteps) }
-	runs, undetermined = across(over(first, measuredOnly), mttr(grpc), mttr(rest))
-	putBounded("mttr-grpc-vs-rest", runs, undetermined, "grpc / rest time from the kill of a service to the first good 5-s window, "+d+"; exact values only: a bound cannot show two times alike")
-	runs, undetermined = across(over(highest, order), mttr(amqp), mttr(rest), mttr(grpc))
-	putBounded("mttr-amqp-vs-sync", runs, undetermined, "amqp's time to recovery / the longer of rest's and grpc's, "+d+bounds)
+	runs, left = across(over(first, measuredOnly), mttr(grpc), mttr(rest))
+	putBounded("mttr-grpc-vs-rest", runs, left, "grpc / rest time from the kill of a service to the first good 5-s window, "+d+"; exact values only: a bound cannot show two times alike")
+	runs, left = across(over(highest, order), mttr(amqp), mttr(rest), mttr(grpc))
+	putBounded("mttr-amqp-vs-sync", runs, left, "amqp's time to recovery / the longer of rest's and grpc's, "+d+bounds)
 
 	avail := func(style string) map[int]bounded { return r.availabilityRuns(style, d, availabilityUsers) }
-	runs, undetermined = across(over(mean, order), avail(amqp), avail(rest), avail(grpc))
-	putBounded("availability-amqp-vs-sync", runs, undetermined, "amqp's MTTF/(MTTF+MTTR) / the mean of rest's and grpc's, MTTF at 200 users, "+d+bounds)
+	runs, left = across(over(mean, order), avail(amqp), avail(rest), avail(grpc))
+	putBounded("availability-amqp-vs-sync", runs, left, "amqp's MTTF/(MTTF+MTTR) / the mean of rest's and grpc's, MTTF at 200 users, "+d+bounds)
 
 	knee := func(style string) map[int]bounded { return r.kneeRuns(style, d) }
-	runs, undetermined = across(over(highest, order), knee(amqp), knee(rest), knee(grpc))
-	putBounded("knee-amqp-vs-sync", runs, undetermined, fmt.Sprintf("amqp's knee / the higher of rest's and grpc's (p99 < %s ms, ≥ %s answered), %s", analysis.Num(kneeP99Ms, 0), analysis.Pct(kneeSuccess), d)+bounds)
+	runs, left = across(over(highest, order), knee(amqp), knee(rest), knee(grpc))
+	putBounded("knee-amqp-vs-sync", runs, left, fmt.Sprintf("amqp's knee / the higher of rest's and grpc's (p99 < %s ms, ≥ %s answered), %s", analysis.Num(kneeP99Ms, 0), analysis.Pct(kneeSuccess), d)+bounds)
 
 	// Distance is judged across the delays, so not at d alone.
-	if runs, undetermined, l, ok := r.costSpreadRuns(); ok && (len(runs) > 0 || undetermined > 0) {
-		note := fmt.Sprintf("the most minus the least a style's p50 gained from %s to %s, per ms of one-way delay, open model at %s requests per second", r.base, r.farthest(), analysis.Num(l.x, 0))
-		if undetermined > 0 {
-			note += fmt.Sprintf("; %d repetition(s) left out: a style lacks the step at %s or at %s there (not measured, or its noise audit failed)", undetermined, r.base, r.farthest())
-		}
-		m["delay-cost-spread"] = claims.Metric{PerRun: byRep(runs), Unit: "ms per ms", Range: &stats.NonNegative, Note: note}
+	if l, ok := r.costLevel(); ok {
+		runs, left := across(spread, r.costRuns(rest, l), r.costRuns(grpc, l), r.costRuns(amqp, l))
+		putAcross("delay-cost-spread", runs, left, claims.Metric{Unit: "ms per ms", Range: &stats.NonNegative,
+			Note: fmt.Sprintf("the most minus the least a style's p50 gained from %s to %s, per ms of one-way delay, open model at %s requests per second", r.base, r.farthest(), analysis.Num(l.x, 0))})
 	}
 
 	for _, f := range lossFaults {
