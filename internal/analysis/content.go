@@ -57,12 +57,19 @@ func Pct(x float64) string { return Num(100*x, 1) + "%" }
 // it, as only it knows whether a value is a count, a share or a
 // difference.
 func WithCI(xs []float64, digits int, rng stats.Range) string {
-	m := stats.Median(xs)
+	m, lo, hi := MedianCI(xs, rng)
 	if len(xs) < 2 {
 		return Num(m, digits)
 	}
-	lo, hi := stats.MeanCIIn(xs, 0.95, rng)
 	return fmt.Sprintf("%s (%s–%s)", Num(m, digits), Num(lo, digits), Num(hi, digits))
+}
+
+// MedianCI is the median of repetitions with the ends of a 95% interval of
+// the mean kept in rng, NaN with fewer than two: what WithCI shows, for a
+// bar and its whisker.
+func MedianCI(xs []float64, rng stats.Range) (med, lo, hi float64) {
+	lo, hi = stats.MeanCIIn(xs, 0.95, rng)
+	return stats.Median(xs), lo, hi
 }
 
 // Float reads a number of a study's paper: section, which YAML gives as

@@ -42,12 +42,9 @@ func scaled(m map[int]float64, k float64) map[int]float64 {
 	return out
 }
 
-// medianCI is the median over repetitions and the ends of the 95% interval
-// of the mean kept in rng (NaN with fewer than two).
+// medianCI is analysis.MedianCI over the repetitions with a finite value.
 func medianCI(m map[int]float64, rng stats.Range) (med, lo, hi float64) {
-	xs := finiteRuns(m)
-	lo, hi = stats.MeanCIIn(xs, 0.95, rng)
-	return stats.Median(xs), lo, hi
+	return analysis.MedianCI(finiteRuns(m), rng)
 }
 
 func approx(x float64) string  { return "≈ " + strconv.FormatFloat(x, 'f', -1, 64) }

@@ -44,14 +44,6 @@ func (r *ipcRun) meanRuns(style, delay string, users float64) map[int]float64 {
 	return r.closedRuns(style, delay, users, func(*study.Step) func(u *analysis.Unit) float64 { return meanResponse })
 }
 
-// medianCI is the median over repetitions with the ends of a 95% interval
-// of the mean kept in rng, NaN with fewer than two.
-func medianCI(runs map[int]float64, rng stats.Range) (med, lo, hi float64) {
-	xs := byRep(runs)
-	lo, hi = stats.MeanCIIn(xs, 0.95, rng)
-	return stats.Median(xs), lo, hi
-}
-
 func usersLabel(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) + " users" }
 
 func (r *ipcRun) throughputSection() (analysis.Section, error) {
@@ -71,7 +63,7 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 		s := plot.Series{Name: style + " (msbench)"}
 		p := plot.Series{Name: style + " (paper)"}
 		for _, l := range r.closed {
-			med, lo, hi := medianCI(r.tputRuns(style, r.base, l.x), stats.NonNegative)
+			med, lo, hi := analysis.MedianCI(byRep(r.tputRuns(style, r.base, l.x)), stats.NonNegative)
 			s.Values, s.Low, s.High = append(s.Values, med), append(s.Low, lo), append(s.High, hi)
 			pv := analysis.NaN
 			if l.x == 200 {
