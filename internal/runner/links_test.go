@@ -25,7 +25,10 @@ func TestLinksDelayAndFault(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, log)
 	}
 	r, _ := results.Open(dir)
-	handler := map[string]float64{}
+	// The fastest call is read for what the link adds: a busy machine
+	// makes calls late, never early, in either variant; the medians of
+	// two variants drift apart both ways with the host's steal.
+	handler, fastest := map[string]float64{}, map[string]float64{}
 	for _, v := range []string{"0ms", "5ms"} {
 		s, err := r.StepDir(1, v, "steady").ReadSummary()
 		if err != nil {
@@ -34,7 +37,7 @@ func TestLinksDelayAndFault(t *testing.T) {
 		if s.Successes != 100 {
 			t.Fatalf("%s: %d of 100 ok: %v", v, s.Successes, s.Errors)
 		}
-		handler[v] = s.ServerTiming["handler"].P50
+		handler[v], fastest[v] = s.ServerTiming["handler"].P50, s.ServerTiming["handler"].Min
 		// The generator's link: 1 ms each way, around the front's own time.
 		outside := s.Latency.P50 - handler[v]
 		t.Logf("delay %s: front's call to the backend p50 %.3f ms; load latency p50 %.3f ms (%.3f ms outside the front)", v, handler[v], s.Latency.P50, outside)
@@ -55,12 +58,12 @@ func TestLinksDelayAndFault(t *testing.T) {
 		}
 		assertClosed(t, st.Links)
 	}
-	added := handler["5ms"] - handler["0ms"]
+	added := fastest["5ms"] - fastest["0ms"]
 	// internal/links holds the link itself to 10 ms ± 1 ms on raw
 	// sockets. Here, through two services on a shared core, a busy machine
 	// adds more, never less; the upper bound only tells the link applied
 	// once from applied twice (20 ms).
-	t.Logf("a 5 ms link added %.3f ms to the front's call (want 10, more on a busy machine)", added)
+	t.Logf("a 5 ms link added %.3f ms to the front's fastest call (want 10, more on a busy machine)", added)
 	if added < 9.5 || added > 15 {
 		t.Errorf("a 5 ms link added %.3f ms to the front's call, want 10 (at least 9.5, under the 20 of a link applied twice)", added)
 	}
