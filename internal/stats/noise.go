@@ -10,6 +10,8 @@ import (
 // deployments: how far one run of a system lands from another run of the
 // same system, as a fraction (σ = 0.1 is about ±10%). Lo and Hi are the
 // 95% χ² interval of Sigma; DF is the number of A/A pairs it rests on.
+// DiffSpread and SampleSpread fill it for a quantity's values instead of
+// its logs, and for a sample of runs (DF = runs − 1).
 type Spread struct {
 	Sigma, Lo, Hi float64
 	DF            int
@@ -29,27 +31,101 @@ const spreadLevel = 0.95
 // noise model. All fields NaN (DF 0) with no pairs or any value not
 // positive and finite.
 func LogSpread(pairs [][2]float64) Spread {
-	nan := math.NaN()
-	none := Spread{Sigma: nan, Lo: nan, Hi: nan}
-	if len(pairs) == 0 {
-		return none
-	}
-	var ss float64
-	for _, p := range pairs {
+	ds := make([]float64, len(pairs))
+	for i, p := range pairs {
 		for _, x := range p {
 			if !(x > 0) || math.IsInf(x, 1) {
-				return none
+				return noSpread()
 			}
 		}
-		ss += sq(math.Log(p[0] / p[1]))
+		ds[i] = math.Log(p[0] / p[1])
 	}
-	n := float64(len(pairs))
-	chi := distuv.ChiSquared{K: n}
+	return pairSpread(ds)
+}
+
+// DiffSpread is LogSpread for a quantity compared by difference rather
+// than ratio (an error rate, often 0): the spread of the values
+// themselves, from d = a − b. All NaN with no pairs or any value not
+// finite.
+func DiffSpread(pairs [][2]float64) Spread {
+	ds := make([]float64, len(pairs))
+	for i, p := range pairs {
+		if !finite(p[:]) {
+			return noSpread()
+		}
+		ds[i] = p[0] - p[1]
+	}
+	return pairSpread(ds)
+}
+
+// SampleSpread is the spread of independent runs of one system: their
+// standard deviation, with n − 1 degrees of freedom (the mean is
+// estimated). Pass logs for a quantity compared by ratio. All NaN for
+// fewer than two values or any not finite.
+func SampleSpread(xs []float64) Spread {
+	if len(xs) < 2 || !finite(xs) {
+		return noSpread()
+	}
+	m := Mean(xs)
+	var ss float64
+	for _, x := range xs {
+		ss += sq(x - m)
+	}
+	return chiSpread(ss, len(xs)-1)
+}
+
+// pairSpread is the spread from the differences of A/A pairs, each of
+// variance 2σ².
+func pairSpread(ds []float64) Spread {
+	if len(ds) == 0 {
+		return noSpread()
+	}
+	var ss float64
+	for _, d := range ds {
+		ss += sq(d)
+	}
+	return chiSpread(ss/2, len(ds))
+}
+
+// chiSpread is σ̂ = √(ss/df) with the interval from ss/σ² ~ χ²(df).
+func chiSpread(ss float64, df int) Spread {
+	chi := distuv.ChiSquared{K: float64(df)}
 	alpha := 1 - spreadLevel
 	return Spread{
-		Sigma: math.Sqrt(ss / (2 * n)),
-		Lo:    math.Sqrt(ss / 2 / chi.Quantile(1-alpha/2)),
-		Hi:    math.Sqrt(ss / 2 / chi.Quantile(alpha/2)),
-		DF:    len(pairs),
+		Sigma: math.Sqrt(ss / float64(df)),
+		Lo:    math.Sqrt(ss / chi.Quantile(1-alpha/2)),
+		Hi:    math.Sqrt(ss / chi.Quantile(alpha/2)),
+		DF:    df,
 	}
+}
+
+func noSpread() Spread {
+	nan := math.NaN()
+	return Spread{Sigma: nan, Lo: nan, Hi: nan}
+}
+
+// DiffCI is the interval at the given level of a difference of means,
+// mean(new) − mean(base) = diff, over nBase and nNew runs that each vary
+// by the spread: diff ± t(DF)·σ·√(1/nBase + 1/nNew). The t quantile has
+// the spread's degrees of freedom because σ is itself estimated, from the
+// A/A pairs or the runs it came from; with one run a side the half-width
+// is t·σ·√2. NaN without a spread, a run on either side or a valid level.
+func (s Spread) DiffCI(diff float64, nBase, nNew int, level float64) (lo, hi float64) {
+	nan := math.NaN()
+	if s.DF < 1 || math.IsNaN(s.Sigma) || nBase < 1 || nNew < 1 || !validLevel(level) || math.IsNaN(diff) || math.IsInf(diff, 0) {
+		return nan, nan
+	}
+	half := tQuantile(1-(1-level)/2, float64(s.DF)) * s.Sigma * math.Sqrt(1/float64(nBase)+1/float64(nNew))
+	return diff - half, diff + half
+}
+
+// RatioCI is DiffCI on the log scale, for a spread of logs: ratio ×
+// exp(±t(DF)·σ·√(1/nBase + 1/nNew)), positive as a ratio of positive
+// quantities is. NaN also for a ratio not positive and finite.
+func (s Spread) RatioCI(ratio float64, nBase, nNew int, level float64) (lo, hi float64) {
+	if !(ratio > 0) {
+		return math.NaN(), math.NaN()
+	}
+	lo, hi = s.DiffCI(math.Log(ratio), nBase, nNew, level)
+	return math.Exp(lo), math.Exp(hi)
 }

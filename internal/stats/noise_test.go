@@ -62,3 +62,84 @@ func TestLogSpreadCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffAndSampleSpread(t *testing.T) {
+	// Differences 0.02 and −0.02: σ̂² = (0.0004+0.0004)/(2·2) = 0.0002.
+	if s := DiffSpread([][2]float64{{0.03, 0.01}, {0, 0.02}}); s.DF != 2 || math.Abs(s.Sigma-math.Sqrt(0.0002)) > 1e-12 {
+		t.Errorf("DiffSpread = %+v, want Sigma %.6f and DF 2", s, math.Sqrt(0.0002))
+	}
+	// Error rates are often 0 on both sides: a spread of 0, not NaN.
+	if s := DiffSpread([][2]float64{{0, 0}}); s.Sigma != 0 || s.DF != 1 {
+		t.Errorf("DiffSpread of zeros = %+v, want 0 with DF 1", s)
+	}
+	// 1, 2, 3: the sample standard deviation 1 on 2 degrees of freedom.
+	if s := SampleSpread([]float64{1, 2, 3}); s.DF != 2 || math.Abs(s.Sigma-1) > 1e-12 || !(s.Lo < 1 && 1 < s.Hi) {
+		t.Errorf("SampleSpread = %+v, want Sigma 1 and DF 2", s)
+	}
+	for name, s := range map[string]Spread{
+		"one run":        SampleSpread([]float64{1}),
+		"NaN run":        SampleSpread([]float64{1, math.NaN()}),
+		"no pairs":       DiffSpread(nil),
+		"infinite pair":  DiffSpread([][2]float64{{math.Inf(1), 0}}),
+		"NaN difference": DiffSpread([][2]float64{{math.NaN(), 0}}),
+	} {
+		if !math.IsNaN(s.Sigma) || s.DF != 0 {
+			t.Errorf("%s: %+v, want NaN", name, s)
+		}
+	}
+}
+
+func TestSpreadIntervals(t *testing.T) {
+	s := Spread{Sigma: 0.1, DF: 4}
+	// t(0.975, 4) = 2.776445; one run a side: half-width t·σ·√2 on the log scale.
+	half := 2.7764451052 * 0.1 * math.Sqrt2
+	if lo, hi := s.RatioCI(1.2, 1, 1, 0.95); !near(lo, 1.2*math.Exp(-half), 1e-8) || !near(hi, 1.2*math.Exp(half), 1e-8) {
+		t.Errorf("RatioCI(1.2, 1, 1) = %v–%v, want %v–%v", lo, hi, 1.2*math.Exp(-half), 1.2*math.Exp(half))
+	}
+	// Three runs against one: √(1/3 + 1).
+	if lo, hi := s.DiffCI(0.5, 3, 1, 0.95); !near(hi-0.5, 2.7764451052*0.1*math.Sqrt(4.0/3), 1e-8) || !near(0.5-lo, hi-0.5, 1e-12) {
+		t.Errorf("DiffCI(0.5, 3, 1) = %v–%v", lo, hi)
+	}
+	nan := math.NaN()
+	for name, got := range map[string][2]float64{
+		"no spread":    pair(noSpread().RatioCI(1, 1, 1, 0.95)),
+		"no runs":      pair(s.RatioCI(1, 0, 1, 0.95)),
+		"zero ratio":   pair(s.RatioCI(0, 1, 1, 0.95)),
+		"inf ratio":    pair(s.RatioCI(math.Inf(1), 1, 1, 0.95)),
+		"NaN diff":     pair(s.DiffCI(nan, 1, 1, 0.95)),
+		"level 1":      pair(s.DiffCI(0, 1, 1, 1)),
+		"no DF spread": pair(Spread{Sigma: 0.1}.DiffCI(0, 1, 1, 0.95)),
+	} {
+		if !math.IsNaN(got[0]) || !math.IsNaN(got[1]) {
+			t.Errorf("%s: %v, want NaN", name, got)
+		}
+	}
+}
+
+func pair(lo, hi float64) [2]float64 { return [2]float64{lo, hi} }
+
+// TestSpreadRatioCICoverage: one run a side, the interval from a spread
+// measured on A/A pairs of the same system covers the true ratio about 95%
+// of the time, with as few as 2 pairs (the t quantile pays for them).
+func TestSpreadRatioCICoverage(t *testing.T) {
+	const trials, sigma, truth = 4000, 0.2, 1.3
+	for _, npairs := range []int{2, 6, 20} {
+		rng := rand.New(rand.NewPCG(11, uint64(npairs)))
+		covered := 0
+		for range trials {
+			pairs := make([][2]float64, npairs)
+			for i := range pairs {
+				pairs[i] = [2]float64{math.Exp(sigma * rng.NormFloat64()), math.Exp(sigma * rng.NormFloat64())}
+			}
+			ratio := truth * math.Exp(sigma*rng.NormFloat64()) / math.Exp(sigma*rng.NormFloat64())
+			if lo, hi := LogSpread(pairs).RatioCI(ratio, 1, 1, 0.95); lo <= truth && truth <= hi {
+				covered++
+			}
+		}
+		rate := float64(covered) / trials
+		t.Logf("one run a side, σ %.2f, spread from %2d A/A pairs: the ratio's interval covers the truth in %.1f%%", sigma, npairs, 100*rate)
+		if rate < 0.935 || rate > 0.965 {
+			t.Errorf("%d pairs: coverage %.1f%%, want about 95%%", npairs, 100*rate)
+		}
+	}
+}

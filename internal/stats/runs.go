@@ -91,6 +91,17 @@ func RunRatio(base, new []float64, level float64) (ratio, lo, hi float64, n int)
 	return ratio, (b - root) / a, (b + root) / a, n
 }
 
+// RunRatioIn is RunRatio with both ends clamped into rng, the values the
+// ratio can take (NonNegative for a ratio of latencies or throughputs):
+// with few runs and one side spread wide, Fieller's lower end can reach
+// below 0 (base {100, 101, 102}, new {1, 50} gives −2.8), which no ratio
+// of positive quantities is. An unbounded interval stays unbounded on the
+// side rng leaves open (+Inf for NonNegative), so it still reads as one.
+func RunRatioIn(base, new []float64, level float64, rng Range) (ratio, lo, hi float64, n int) {
+	ratio, lo, hi, n = RunRatio(base, new, level)
+	return ratio, rng.Clamp(lo), rng.Clamp(hi), n
+}
+
 // PairedRunRatio compares per-run values made in pairs, base[i] and
 // new[i] in the same repetition (msbench run measures every variant in
 // each repetition, so drift of the machine falls on both alike): the

@@ -215,3 +215,20 @@ func TestRunDiff(t *testing.T) {
 		t.Error("one run gave an interval")
 	}
 }
+
+// Fieller's lower end reaches below 0 when NEW is spread wide: a ratio of
+// positive latencies cannot, so RunRatioIn cuts it at 0; an unbounded
+// interval stays unbounded above.
+func TestRunRatioInClamps(t *testing.T) {
+	_, lo, hi, _ := RunRatio([]float64{100, 101, 102}, []float64{1, 50}, 0.95)
+	if !(lo < 0) {
+		t.Fatalf("RunRatio's lower end %v: the case no longer shows a negative end", lo)
+	}
+	ratio, lo2, hi2, _ := RunRatioIn([]float64{100, 101, 102}, []float64{1, 50}, 0.95, NonNegative)
+	if lo2 != 0 || hi2 != hi || !near(ratio, 25.5/101, 1e-12) {
+		t.Errorf("RunRatioIn = %v (%v, %v), want the lower end at 0 and the upper %v", ratio, lo2, hi2, hi)
+	}
+	if _, lo, hi, _ := RunRatioIn([]float64{0.1, 10}, []float64{5, 6}, 0.95, NonNegative); lo != 0 || !math.IsInf(hi, 1) {
+		t.Errorf("unbounded: %v–%v, want 0–+Inf", lo, hi)
+	}
+}
