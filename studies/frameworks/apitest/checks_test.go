@@ -113,7 +113,7 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 				t.Errorf("%s: status %d, want 401", bad.name, r.status)
 			}
 			if reason == "" || !strings.Contains(strings.ToLower(reason), bad.says) {
-				t.Errorf("%s: reason %q, want one saying %q", bad.name, reason, bad.says)
+				t.Errorf("%s: reason %.300q, want one saying %q", bad.name, reason, bad.says)
 			}
 			c.stillServes(t)
 		}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,21 @@ func badTokens(t *testing.T) []badToken {
 	if err != nil {
 		t.Fatal(err)
 	}
+	noExp := claims()
+	delete(noExp, "exp")
+	// RFC 7519 §2: a NumericDate is a JSON number, not a string of digits.
+	stringExp, stringNbf := claims(), claims()
+	stringExp["exp"] = "9999999999"
+	stringNbf["nbf"] = "1"
+	// RFC 7515 §4.1.11: a recipient must refuse a token whose crit names
+	// an extension it does not understand, and no gateway understands any.
+	crit := jwt.NewWithClaims(jwt.SigningMethodHS256, claims())
+	crit.Header["crit"] = []string{"x-msbench"}
+	crit.Header["x-msbench"] = true
+	critical, err := crit.SignedString([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []badToken{
 		{"missing", "", ""},
 		{"not a bearer token", "Basic " + base64.StdEncoding.EncodeToString([]byte("user:password")), ""},
@@ -82,7 +98,59 @@ func badTokens(t *testing.T) []badToken {
 		// secret for a public key would accept.
 		{"RS256 header, HMAC signature", bearer(confused(t)), ""},
 		{"another audience", bearer(sign(t, other, secret)), "aud"},
+		{"no exp", bearer(sign(t, noExp, secret)), "exp"},
+		{"exp a string", bearer(sign(t, stringExp, secret)), ""},
+		{"nbf a string", bearer(sign(t, stringNbf, secret)), ""},
+		{"unknown crit", bearer(critical), ""},
+		{"+/ in the header", bearer(standardBase64(t, 0, false)), ""},
+		{"+/ in the claims", bearer(standardBase64(t, 1, false)), ""},
+		{"+/ in the signature", bearer(standardBase64(t, 2, false)), ""},
+		{"= padding in the header", bearer(standardBase64(t, 0, true)), ""},
+		{"= padding in the claims", bearer(standardBase64(t, 1, true)), ""},
+		{"= padding in the signature", bearer(standardBase64(t, 2, true)), ""},
 	}
+}
+
+// standardBase64 is a token signed with the secret whose segment seg (0
+// the header, 1 the claims, 2 the signature) is in base64's standard
+// alphabet where JWS wants base64url (RFC 7515 §2): with '+' or '/', or,
+// when padded, with '=' padding, which base64url in a JWS never has. A
+// verifier that decodes leniently and signs the segments as they came
+// takes it for valid. The header's kid and a claim grow until the segment
+// has such a character.
+func standardBase64(t *testing.T, seg int, padded bool) string {
+	t.Helper()
+	for n := range 64 {
+		var parts [3]string
+		encode := func(i int, b []byte) {
+			switch {
+			case i != seg:
+				parts[i] = base64.RawURLEncoding.EncodeToString(b)
+			case padded:
+				parts[i] = base64.StdEncoding.EncodeToString(b)
+			default:
+				parts[i] = base64.RawStdEncoding.EncodeToString(b)
+			}
+		}
+		filler := strings.Repeat("~", n)
+		c := claims()
+		c["jti"] = filler
+		for i, v := range []any{map[string]string{"alg": "HS256", "typ": "JWT", "kid": filler}, c} {
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encode(i, b)
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(parts[0] + "." + parts[1]))
+		encode(2, mac.Sum(nil))
+		if padded && strings.Contains(parts[seg], "=") || !padded && strings.ContainsAny(parts[seg], "+/") {
+			return strings.Join(parts[:], ".")
+		}
+	}
+	t.Fatalf("no token with segment %d in standard base64 (padded %v)", seg, padded)
+	return ""
 }
 
 // confused is a token whose header says RS256 but whose signature is

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,6 +17,25 @@ import (
 type claims struct {
 	Authorities []string `json:"authorities"`
 	jwt.RegisteredClaims
+}
+
+// UnmarshalJSON refuses an exp or nbf that is not a JSON number, as RFC
+// 7519 §2 defines a NumericDate: golang-jwt's NumericDate takes a string
+// of digits too ("exp":"9999999999").
+func (c *claims) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for _, name := range []string{"exp", "nbf"} {
+		if v, ok := raw[name]; ok {
+			if err := json.Unmarshal(v, new(float64)); err != nil {
+				return fmt.Errorf("%s is not a number: %w", name, err)
+			}
+		}
+	}
+	type plain claims // without this method, so that decoding it does not recurse
+	return json.Unmarshal(b, (*plain)(c))
 }
 
 // verifier checks HS256 tokens signed with the shared secret for one
@@ -48,12 +69,23 @@ func (v *verifier) require(next http.Handler) http.Handler {
 			return
 		}
 		var c claims
-		if _, err := v.parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return v.key, nil }); err != nil {
+		if _, err := v.parser.ParseWithClaims(raw, &c, v.keyFor); err != nil {
 			unauthorized(w, err.Error())
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// keyFor is the parser's key function: the secret, for a token without
+// crit. golang-jwt ignores crit, but RFC 7515 §4.1.11 requires refusing a
+// token whose crit names an extension the recipient does not understand,
+// and this gateway understands none.
+func (v *verifier) keyFor(t *jwt.Token) (any, error) {
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errors.New("crit names extensions this gateway does not understand")
+	}
+	return v.key, nil
 }
 
 func unauthorized(w http.ResponseWriter, reason string) {

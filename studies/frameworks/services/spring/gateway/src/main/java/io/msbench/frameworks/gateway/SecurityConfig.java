@@ -1,7 +1,10 @@
 package io.msbench.frameworks.gateway;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
 import javax.crypto.spec.SecretKeySpec;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
@@ -15,6 +18,7 @@ import org.springframework.security.config.annotation.web.reactive.EnableWebFlux
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.oauth2.core.OAuth2AuthenticationException;
 import org.springframework.security.oauth2.jose.jws.MacAlgorithm;
+import org.springframework.security.oauth2.jwt.BadJwtException;
 import org.springframework.security.oauth2.jwt.JwtClaimNames;
 import org.springframework.security.oauth2.jwt.JwtClaimValidator;
 import org.springframework.security.oauth2.jwt.JwtValidators;
@@ -53,9 +57,16 @@ public class SecurityConfig {
 	}
 
 	/**
+	 * A compact JWS's characters: base64url segments (RFC 7515 §2: without
+	 * padding) and the dots between them.
+	 */
+	private static final Pattern BASE64URL_JWS = Pattern.compile("[A-Za-z0-9_.-]*");
+
+	/**
 	 * A decoder for the shared secret, as Spring Security documents for MAC
 	 * keys: it accepts HS256 only, so a token saying "none" or RS256 is
-	 * refused; it checks exp and nbf (60 s of clock skew) and the audience.
+	 * refused; it checks exp and nbf (60 s of clock skew), that there is an
+	 * exp, and the audience.
 	 */
 	@Bean
 	ReactiveJwtDecoder jwtDecoder(@Value("${jwt.secret}") String secret, @Value("${jwt.audience}") String audience) {
@@ -67,8 +78,15 @@ public class SecurityConfig {
 				.macAlgorithm(MacAlgorithm.HS256)
 				.build();
 		decoder.setJwtValidator(JwtValidators.createDefaultWithValidators(
+				// JwtTimestampValidator checks exp only when a token has one.
+				new JwtClaimValidator<Instant>(JwtClaimNames.EXP, Objects::nonNull),
 				new JwtClaimValidator<List<String>>(JwtClaimNames.AUD, aud -> aud != null && aud.contains(audience))));
-		return decoder;
+		// Nimbus decodes a segment in the standard base64 alphabet (+/) as
+		// well, and ignores padding in the signature, checking the signature
+		// over the segments as they came: such a token would pass.
+		return token -> BASE64URL_JWS.matcher(token).matches()
+				? decoder.decode(token)
+				: Mono.error(new BadJwtException("Malformed token: not base64url"));
 	}
 
 	/**
