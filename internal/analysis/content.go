@@ -22,6 +22,14 @@ type Section struct {
 	Claims  []claims.Result
 	Tables  []Table
 	Figures []Figure
+	Details []Details
+}
+
+// Details is a list shown folded (in HTML a <details> element): what a
+// reader may open, and need not read through.
+type Details struct {
+	Summary string
+	Items   []string
 }
 
 // Table is a captioned grid of already formatted cells.

@@ -50,7 +50,7 @@ func Index(root string, opts Options) (string, error) {
 
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>msbench: every study</title><style>%s</style></head><body>\n", css)
-	fmt.Fprint(&b, "<h1>msbench: every study, every claim</h1>\n<p class=\"meta\">The latest run of each study in this folder. Verdicts come from each study's claims file, judged on one metric per run with its 95% interval; with fewer than 3 runs a verdict is provisional. Claims marked Ours are questions the papers did not ask.</p>\n")
+	fmt.Fprint(&b, "<h1>msbench: every study, every claim</h1>\n<p class=\"meta\">The latest run of each study in this folder. Verdicts come from each study's claims file, judged on one metric per run with its 95% interval over the runs; with fewer than 3 runs a verdict is provisional. A study run once has no runs to spread: its intervals come from its A/A twin's noise model, marked so beside the verdict, and a metric the model does not cover gets no decisive verdict. Claims of an extreme are judged on every pairwise comparison they imply (Bonferroni), their number beside the verdict. Claims marked Ours are questions the papers did not ask.</p>\n")
 	fmt.Fprint(&b, "<table><tr><th>study</th><th>question</th><th>run</th><th>report</th></tr>\n")
 	for _, ds := range studies {
 		rel, _ := filepath.Rel(root, results.ReportHTML(ds.Dir))

@@ -3,75 +3,131 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/stats"
 )
 
-// floor is how far two identical deployments came apart in this run.
-type floor struct {
-	share   float64 // the noise floor the verdicts use
+// noise is what the run's A/A twin says of this machine's run-to-run
+// noise: the model one-run verdicts take their interval from, and the
+// section that shows it.
+type noise struct {
+	model   claims.Noise
 	section analysis.Section
 }
 
-// noiseFloor compares the run's A/A pair: one variant deployed twice per
-// repetition, independently. Identical systems differ only by the
-// machine's noise, so no claimed difference smaller than theirs is real.
-func noiseFloor(ds *analysis.Dataset) floor {
-	sec := analysis.Section{Title: "Noise floor: the same system twice (A/A)"}
+// kindFigures are the figures of a unit the noise model is estimated on,
+// one per kind of claims metric, with what they are in words.
+var kindFigures = []struct {
+	kind  claims.Kind
+	words string
+	of    func(u *analysis.Unit) float64
+}{
+	{claims.Latency, "median latency (p50)", func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }},
+	{claims.Tail, "tail latency (p99)", func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }},
+	{claims.Throughput, "throughput", func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS }},
+	{claims.CPU, "CPU time of the services", cpuSeconds},
+	{claims.Memory, "peak memory of the services", func(u *analysis.Unit) float64 { return float64(peakMemory(u)) }},
+}
+
+// noiseModel estimates the noise model from the run's A/A pair: one
+// variant deployed twice per repetition, independently. Identical systems
+// differ only by the machine's noise and the luck of a deployment, so
+// the spread of their log ratio, pooled over steps and repetitions, is
+// the run-to-run spread of one deployment's value (stats.LogSpread).
+// Only units that passed their noise audit count, as for the verdicts.
+func noiseModel(ds *analysis.Dataset) noise {
+	sec := analysis.Section{Title: "Noise model: the same system twice (A/A)"}
 	twin, ok := ds.Study.Twin()
 	if !ok {
-		sec.Text = append(sec.Text, "This run has no A/A pair (the study says aa: none), so this machine's noise is not known here and the verdicts assume none.")
-		return floor{section: sec}
+		sec.Text = append(sec.Text, "This run has no A/A pair (the study says aa: none), so this machine's run-to-run noise is not known here: a claim measured in one run gets no interval and no decisive verdict.")
+		return noise{section: sec}
 	}
 	base := twin
 	base.Twin = false
-	t := analysis.Table{
-		Caption: fmt.Sprintf("%s deployed twice in each repetition (the second as %s): the second's figure over the first's, geometric mean over runs with its 95%% interval.", base.Key(), twin.Key()),
-		Header:  []string{"step", "runs", "p50 ratio", "p99 ratio", "throughput ratio"},
+	audited, _ := ds.PassedAudits()
+	perStep := analysis.Table{
+		Caption: fmt.Sprintf("%s deployed twice in each repetition (the second as %s): the second's figure over the first's, geometric mean over the repetitions whose two steps both passed the noise audit, with its 95%% interval.", base.Key(), twin.Key()),
+		Header:  []string{"step", "pairs", "p50 ratio", "p99 ratio", "throughput ratio"},
 	}
-	// Per step, how far apart the two came in median latency, as a share.
-	var apart []float64
-	worst, worstStep := 0.0, ""
-	metrics := []func(u *analysis.Unit) float64{
-		func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 },
-		func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 },
-		func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS },
-	}
+	pairs := make([][][2]float64, len(kindFigures))
 	for _, st := range ds.Study.Load.Steps {
 		row := []string{st.Name, ""}
-		for i, f := range metrics {
-			ratios := analysis.Paired(ds.PerRun(twin.Key(), st.Name, f), ds.PerRun(base.Key(), st.Name, f), analysis.Ratio)
-			row[1] = fmt.Sprint(len(ratios))
-			if len(ratios) == 0 {
-				row = append(row, "–")
-				continue
-			}
-			gm, lo, hi := stats.GeoMeanCI(ratios, 0.95)
-			cell := fmt.Sprintf("%.3f", gm)
-			if !math.IsNaN(lo) {
-				cell += fmt.Sprintf(" (%.3f–%.3f)", lo, hi)
-			}
-			row = append(row, cell)
-			if i == 0 && gm > 0 {
-				d := math.Expm1(math.Abs(math.Log(gm)))
-				apart = append(apart, d)
-				if d > worst {
-					worst, worstStep = d, st.Name
+		for i, k := range kindFigures {
+			a, b := audited.PerRun(twin.Key(), st.Name, k.of), audited.PerRun(base.Key(), st.Name, k.of)
+			var ratios []float64
+			for rep, x := range a {
+				if y, ok := b[rep]; ok && x > 0 && y > 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+					pairs[i] = append(pairs[i], [2]float64{x, y})
+					ratios = append(ratios, x/y)
 				}
 			}
+			if i == 0 {
+				row[1] = fmt.Sprint(len(ratios))
+			}
+			if i < 3 { // the per-step table shows the load's own figures
+				row = append(row, ratioCell(ratios))
+			}
 		}
-		t.Rows = append(t.Rows, row)
+		perStep.Rows = append(perStep.Rows, row)
 	}
-	sec.Tables = append(sec.Tables, t)
-	if len(apart) == 0 {
-		sec.Text = append(sec.Text, "The A/A pair was not measured in this run, so the verdicts assume no noise floor.")
-		return floor{section: sec}
+	model := claims.Noise{}
+	pooled := analysis.Table{
+		Caption: "Per kind of figure, pooled over every step and repetition: σ̂, the run-to-run standard deviation of one deployment's log value (σ̂² = Σ log(a/b)² / 2n over n A/A pairs), with its 95% χ² interval; and the A/A ratio, which should be 1 (geometric mean over the pairs, 95% interval).",
+		Header:  []string{"figure", "claims kind", "A/A pairs", "σ̂ per deployment (95% interval)", "A/A ratio (95% interval)", "contains 1"},
 	}
-	// The median over steps, not the worst: one step disturbed by a
-	// passing load would otherwise veto every verdict; the worst is shown.
-	typical := stats.Median(apart)
-	sec.Text = append(sec.Text, fmt.Sprintf("Two deployments of the same system on this machine came apart by %s in median latency on a typical step (the median over %d steps of the geometric-mean difference), and by up to %s (step %s). "+
-		"The typical figure is the noise floor: the verdicts below never call a smaller difference real.", analysis.Pct(typical), len(apart), analysis.Pct(worst), worstStep))
-	return floor{share: typical, section: sec}
+	var biased []string
+	for i, k := range kindFigures {
+		if len(pairs[i]) == 0 {
+			pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), "0", "–", "–", "–"})
+			continue
+		}
+		s := stats.LogSpread(pairs[i])
+		model[k.kind] = s
+		ratios := make([]float64, len(pairs[i]))
+		for j, p := range pairs[i] {
+			ratios[j] = p[0] / p[1]
+		}
+		gm, lo, hi := stats.GeoMeanCI(ratios, 0.95)
+		contains := "–"
+		switch {
+		case math.IsNaN(lo):
+		case lo <= 1 && hi >= 1:
+			contains = "yes"
+		default:
+			contains = "NO"
+			biased = append(biased, fmt.Sprintf("%s (the second deployment at %.3f× the first, 95%% interval %.3f–%.3f)", k.words, gm, lo, hi))
+		}
+		pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), fmt.Sprint(s.DF),
+			fmt.Sprintf("%s (%s–%s)", analysis.Pct(s.Sigma), analysis.Pct(s.Lo), analysis.Pct(s.Hi)), ratioCell(ratios), contains})
+	}
+	sec.Tables = append(sec.Tables, pooled, perStep)
+	if len(model) == 0 {
+		sec.Text = append(sec.Text, "The A/A pair was not measured in this run (or none of its steps passed the noise audit), so this machine's run-to-run noise is not known here: a claim measured in one run gets no interval and no decisive verdict.")
+		return noise{section: sec}
+	}
+	sec.Text = append(sec.Text, "Two deployments of the same system differ only by the machine's noise and the luck of a deployment. How far they came apart is the noise model: per kind of figure, σ̂, the run-to-run spread of one deployment's value, from the steps that passed the noise audit. "+
+		"A claim measured in one run takes its interval from it, provisionally: the value × exp(±t·σ̂·√2) for a ratio of two deployments and × exp(±t·σ̂) for one system's figure, t with as many degrees of freedom as A/A pairs. "+
+		"With two runs or more the interval comes from the runs themselves, which already vary by this noise; the model adds nothing to them, and no claim's edge is ever moved by it. "+
+		"The pairs of one repetition share its moment of the machine, so the χ² interval, which counts them as independent, is if anything too narrow.")
+	if len(biased) > 0 {
+		sec.Text = append(sec.Text, "⚠ THE DESIGN IS BIASED: two deployments of the same system should measure alike on average, but here they do not, beyond chance: "+strings.Join(biased, "; ")+
+			". Something other than the system differs between the first and second deployment (order, placement, warm caches); differences between variants of this size may be that, not the systems.")
+	}
+	return noise{model: model, section: sec}
+}
+
+// ratioCell is the geometric mean of ratios with its 95% interval.
+func ratioCell(ratios []float64) string {
+	if len(ratios) == 0 {
+		return "–"
+	}
+	gm, lo, hi := stats.GeoMeanCI(ratios, 0.95)
+	cell := fmt.Sprintf("%.3f", gm)
+	if !math.IsNaN(lo) {
+		cell += fmt.Sprintf(" (%.3f–%.3f)", lo, hi)
+	}
+	return cell
 }

@@ -2,16 +2,22 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
 
-// The noise floor is the typical step's A/A difference, not the worst
-// step's, and it is known exactly on synthetic data.
-func TestNoiseFloorIsTheTypicalA_ADifference(t *testing.T) {
+// aaRun is a study of three steps, two repetitions, with its A/A twin:
+// the twin's figure over the base's is p50Ratio(step, rep) in median
+// latency and p99Ratio in p99; the units of step s3 fail their audit
+// when failS3.
+func aaRun(t *testing.T, p50Ratio, p99Ratio func(step string, rep int) float64, failS3 bool) *analysis.Dataset {
+	t.Helper()
 	s := &study.Study{Name: "x", Repetitions: 2, AA: "a",
 		Variants: []study.Axis{{Name: "v", Values: []string{"a", "b"}}},
 		Load:     study.Plan{Steps: []*study.Step{{Name: "s1"}, {Name: "s2"}, {Name: "s3"}}}}
@@ -20,26 +26,63 @@ func TestNoiseFloorIsTheTypicalA_ADifference(t *testing.T) {
 	if !ok {
 		t.Fatal("no twin")
 	}
-	// The twin's median latency over the base's: 1.10 in s1, 1.02 in s2,
-	// and 5 in s3, a step some passing load disturbed.
-	ratio := map[string]float64{"s1": 1.10, "s2": 1.02, "s3": 5}
 	var units []*analysis.Unit
 	for rep := 1; rep <= 2; rep++ {
-		for step, r := range ratio {
+		for _, step := range []string{"s1", "s2", "s3"} {
+			var audit *results.Audit
+			if failS3 && step == "s3" {
+				audit = &results.Audit{OK: false, Reasons: []string{"processes outside the run used 56.0% of the machine's CPU"}, ForeignShare: 0.56}
+			}
 			units = append(units,
-				&analysis.Unit{Rep: rep, Variant: base, Step: step, Summary: metrics.Summary{Latency: metrics.Distribution{P50: 2, P99: 4}, ThroughputRPS: 100}},
-				&analysis.Unit{Rep: rep, Variant: twin, Step: step, Summary: metrics.Summary{Latency: metrics.Distribution{P50: 2 * r, P99: 4}, ThroughputRPS: 100}})
+				&analysis.Unit{Rep: rep, Variant: base, Step: step, Audit: audit, Summary: metrics.Summary{Latency: metrics.Distribution{P50: 2, P99: 4}, ThroughputRPS: 100}},
+				&analysis.Unit{Rep: rep, Variant: twin, Step: step, Audit: audit, Summary: metrics.Summary{Latency: metrics.Distribution{P50: 2 * p50Ratio(step, rep), P99: 4 * p99Ratio(step, rep)}, ThroughputRPS: 100}})
 		}
 	}
-	f := noiseFloor(analysis.NewDataset(s, units))
-	if math.Abs(f.share-0.10) > 1e-9 {
-		t.Fatalf("floor %v, want the median step's 10%%", f.share)
+	return analysis.NewDataset(s, units)
+}
+
+// The noise model is, per kind of figure, the pooled A/A spread of the
+// audited units only: known exactly on synthetic data. The floor it
+// replaces was one number, the p50 difference of every unit, audited or
+// not, applied to every kind (issue 20, item 4).
+func TestNoiseModelPerKindFromAuditedUnits(t *testing.T) {
+	// log ratios ±0.1 in p50 and ±0.3 in p99, alternating by repetition
+	// (so the A/A ratio centres on 1); s3 came apart by 5× but failed its
+	// audit.
+	sign := func(rep int) float64 { return float64(2*rep - 3) }
+	p50 := func(step string, rep int) float64 {
+		if step == "s3" {
+			return 5
+		}
+		return math.Exp(0.1 * sign(rep))
 	}
-	if len(f.section.Tables) != 1 || len(f.section.Tables[0].Rows) != 3 {
-		t.Fatalf("A/A table %+v", f.section.Tables)
+	p99 := func(step string, rep int) float64 { return math.Exp(0.3 * sign(rep)) }
+	n := noiseModel(aaRun(t, p50, p99, true))
+	// σ̂² = Σ d² / 2n = d²/2 with every |d| alike.
+	for kind, want := range map[claims.Kind]float64{claims.Latency: 0.1 / math.Sqrt2, claims.Tail: 0.3 / math.Sqrt2, claims.Throughput: 0} {
+		s, ok := n.model[kind]
+		if !ok || s.DF != 4 || math.Abs(s.Sigma-want) > 1e-9 {
+			t.Errorf("%s: spread %+v, want σ̂ %.4f over the 4 audited pairs", kind, s, want)
+		}
 	}
-	s.AA = ""
-	if f := noiseFloor(analysis.NewDataset(s, units)); f.share != 0 || len(f.section.Text) == 0 {
-		t.Fatalf("a run without a twin: %+v", f)
+	if text := strings.Join(n.section.Text, " "); strings.Contains(text, "BIASED") {
+		t.Errorf("an unbiased A/A pair read as biased: %s", text)
+	}
+	if len(n.section.Tables) != 2 || len(n.section.Tables[1].Rows) != 3 {
+		t.Fatalf("A/A tables %+v", n.section.Tables)
+	}
+
+	// A twin 10% slower in every step and repetition: the design is
+	// biased, and the report says so.
+	slower := func(string, int) float64 { return 1.1 }
+	n = noiseModel(aaRun(t, slower, slower, false))
+	if text := strings.Join(n.section.Text, " "); !strings.Contains(text, "THE DESIGN IS BIASED") || !strings.Contains(text, "median latency (p50) (the second deployment at 1.100×") {
+		t.Errorf("a biased A/A pair not called biased: %s", text)
+	}
+
+	ds := aaRun(t, p50, p99, false)
+	ds.Study.AA = ""
+	if n := noiseModel(ds); len(n.model) != 0 || !strings.Contains(n.section.Text[0], "no decisive verdict") {
+		t.Fatalf("a run without a twin: %+v", n)
 	}
 }

@@ -66,6 +66,13 @@ func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 		for _, f := range s.Figures {
 			fmt.Fprintf(&b, "<figure>%s<figcaption>%s</figcaption></figure>\n", svgBody(f.SVG), esc(f.Caption))
 		}
+		for _, d := range s.Details {
+			fmt.Fprintf(&b, "<details><summary>%s</summary><ul>", esc(d.Summary))
+			for _, it := range d.Items {
+				fmt.Fprintf(&b, "<li>%s</li>", esc(it))
+			}
+			fmt.Fprint(&b, "</ul></details>\n")
+		}
 		fmt.Fprint(&b, "</section>\n")
 	}
 	fmt.Fprint(&b, "</body></html>\n")
@@ -106,6 +113,9 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 			if t.Caption != "" {
 				fmt.Fprintf(&b, "_%s_\n\n", t.Caption)
 			}
+		}
+		for _, d := range s.Details {
+			fmt.Fprintf(&b, "%s: %s.\n\n", d.Summary, strings.Join(d.Items, ", "))
 		}
 	}
 	return b.Bytes()

@@ -50,15 +50,15 @@ func Write(dir string, opts Options) (string, error) {
 }
 
 // studySections are the report's first part: what the run lacks, the
-// noise floor, the claims judged, and the study's own analysis; the
+// noise model, the claims judged, and the study's own analysis; the
 // judged claims are returned apart for the index of all studies.
 func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []claims.Result) {
 	var sections []analysis.Section
 	if len(ds.Missing) > 0 {
 		sections = append(sections, missingSection(ds))
 	}
-	floor := noiseFloor(ds)
-	sections = append(sections, floor.section)
+	noise := noiseModel(ds)
+	sections = append(sections, noise.section)
 	var res analysis.Result
 	if a, ok := analysis.Lookup(ds.Study.Name); ok {
 		var err error
@@ -69,11 +69,11 @@ func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []cl
 	}
 	var judged []claims.Result
 	if ds.Claims != nil {
-		metrics, left := res.Metrics, []string(nil)
-		if passed, failed := ds.PassedAudits(); len(failed) > 0 && !opts.KeepFailedAudits {
+		metrics, left := res.Metrics, failedAudits(ds)
+		if len(left.units) > 0 && !opts.KeepFailedAudits {
 			// The sections show every step, flagged; the verdicts only
 			// those that measured the system rather than the machine.
-			left = failed
+			passed, _ := ds.PassedAudits()
 			if a, ok := analysis.Lookup(ds.Study.Name); ok {
 				judgedOn, err := analyze(a, passed)
 				if err != nil {
@@ -82,9 +82,16 @@ func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []cl
 				metrics = judgedOn.Metrics
 			}
 		}
-		sec := claimsSection(ds, metrics, floor.share)
-		if len(left) > 0 {
-			sec.Text = append(sec.Text, fmt.Sprintf("Left out of the verdicts because their noise audit failed (%d): %s. msbench report --keep-failed-audits judges them too.", len(left), strings.Join(left, ", ")))
+		sec := claimsSection(ds, metrics, noise.model)
+		if len(left.units) > 0 && !opts.KeepFailedAudits {
+			left.describe(&sec)
+			for i, c := range sec.Claims {
+				// Measured on every unit, not on those that passed: what
+				// it reads failed the audit, and the reader is told why.
+				if all := res.Metrics[c.Claim.Metric]; all.Measured() && c.Verdict == claims.NotMeasured && len(ds.Missing) == 0 {
+					sec.Claims[i].Why = "every step it reads failed the noise audit: " + left.why()
+				}
+			}
 		}
 		sections, judged = append(sections, sec), sec.Claims
 	}
@@ -109,16 +116,18 @@ func analyze(a analysis.Analysis, ds *analysis.Dataset) (analysis.Result, error)
 	return res, err
 }
 
-// claimsSection judges every claim of the study on the analysis' metrics,
-// beyond the machine's noise floor, and withholds verdicts across gaps.
-func claimsSection(ds *analysis.Dataset, metrics map[string]claims.Metric, floor float64) analysis.Section {
+// claimsSection judges every claim of the study on the analysis'
+// metrics, with the noise model for those measured once, and withholds
+// verdicts across gaps.
+func claimsSection(ds *analysis.Dataset, metrics map[string]claims.Metric, noise claims.Noise) analysis.Section {
 	sec := analysis.Section{Title: "Claims and verdicts"}
 	sec.Text = append(sec.Text, fmt.Sprintf("Each claim is judged on one metric per run (the run is the unit of replication; ratios of two systems are measured side by side in the same run and summarised by their geometric mean). "+
-		"Reproduced: the whole 95%% interval lies where the claim holds; not reproduced: wholly outside; inconclusive: it straddles the edge. With fewer than %d runs a verdict is provisional. "+
-		"A ratio claim's edge is kept at least the noise floor (%s) away from 1, so a difference identical systems also show is never called real. Claims marked Ours are questions the paper did not ask.",
-		claims.ProvisionalBelow, analysis.Pct(floor)))
+		"Reproduced: the whole 95%% interval lies where the claim holds; not reproduced: wholly outside; inconclusive: it straddles the edge. The claim's region is the paper's own, never moved by the noise. "+
+		"With two runs or more the interval is over the runs; with fewer than %d a verdict is provisional. With one run the interval comes from the A/A noise model (above), marked so, or, for a metric the model knows nothing like, there is none and the verdict is inconclusive. "+
+		"A claim about an extreme (X fastest everywhere) is every pairwise comparison it implies, each with a Bonferroni interval so that all hold together at 95%%: it holds when all lie on the claimed side, fails when any lies wholly on the other. Claims marked Ours are questions the paper did not ask.",
+		claims.ProvisionalBelow))
 	for _, c := range ds.Claims.Claims {
-		sec.Claims = append(sec.Claims, claims.Judge(c, metrics, floor))
+		sec.Claims = append(sec.Claims, claims.Judge(c, metrics, noise))
 	}
 	return withholdVerdicts(sec, ds.Missing)
 }

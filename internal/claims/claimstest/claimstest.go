@@ -8,11 +8,11 @@ import (
 	"github.com/msbench/msbench/internal/claims"
 )
 
-// Verdicts judges every claim of file on metrics with the noise floor and
+// Verdicts judges every claim of file on metrics with the noise model and
 // wants each one's verdict in want, none provisional, and a verdict named
 // for every claim. With reps > 0 every metric must have one value per
 // repetition.
-func Verdicts(t *testing.T, file *claims.File, metrics map[string]claims.Metric, noise float64, reps int, want map[string]string) {
+func Verdicts(t *testing.T, file *claims.File, metrics map[string]claims.Metric, noise claims.Noise, reps int, want map[string]string) {
 	t.Helper()
 	if len(file.Claims) != len(want) {
 		t.Errorf("the claims file has %d claims, the test expects %d", len(file.Claims), len(want))

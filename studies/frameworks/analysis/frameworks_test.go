@@ -247,7 +247,7 @@ func TestVerdicts(t *testing.T) {
 		"parsing-costs-cpu":                claims.Holds, // min(4, 5, 4)
 		"universities-gap-is-loading":      claims.Holds, // 12 / 6
 	}
-	claimstest.Verdicts(t, file, res.Metrics, 0.01, 3, want)
+	claimstest.Verdicts(t, file, res.Metrics, nil, 3, want)
 	for id, want := range map[string]float64{
 		"warmup-spring-hello":                       8,
 		"steady-tail-spring-hello-low":              1,
