@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/stats"
@@ -59,11 +60,11 @@ func Num(x float64, digits int) string {
 // Pct formats a share as a percentage with one decimal.
 func Pct(x float64) string { return Num(100*x, 1) + "%" }
 
-// WithCI formats the median of repetitions, with a 95% interval of the
-// mean when there are enough of them to have one. rng is the range the
-// quantity can take, which the interval is kept in; the caller must name
-// it, as only it knows whether a value is a count, a share or a
-// difference.
+// WithCI formats MedianCI of repetitions: the median with its own 95%
+// interval, or, with 2 to 5 repetitions (too few for a median's), the
+// mean with the mean's. rng is the range the quantity can take, which
+// the interval is kept in; the caller must name it, as only it knows
+// whether a value is a count, a share or a difference.
 func WithCI(xs []float64, digits int, rng stats.Range) string {
 	m, lo, hi := MedianCI(xs, rng)
 	if len(xs) < 2 {
@@ -72,12 +73,19 @@ func WithCI(xs []float64, digits int, rng stats.Range) string {
 	return fmt.Sprintf("%s (%s–%s)", Num(m, digits), Num(lo, digits), Num(hi, digits))
 }
 
-// MedianCI is the median of repetitions with the ends of a 95% interval of
-// the mean kept in rng, NaN with fewer than two: what WithCI shows, for a
-// bar and its whisker.
-func MedianCI(xs []float64, rng stats.Range) (med, lo, hi float64) {
+// MedianCI is a centre of repetitions with a 95% interval of that same
+// centre, never one's value with the other's interval: from 6 values
+// on, the median with its order-statistic interval (stats.MedianCI);
+// with 2 to 5, where no two order statistics cover the median at 95%,
+// the mean with its t-interval kept in rng; with one, the value and NaN.
+// What WithCI shows, for a bar and its whisker.
+func MedianCI(xs []float64, rng stats.Range) (centre, lo, hi float64) {
+	med, lo, hi := stats.MedianCI(xs, 0.95)
+	if len(xs) < 2 || !math.IsNaN(lo) {
+		return med, lo, hi
+	}
 	lo, hi = stats.MeanCIIn(xs, 0.95, rng)
-	return stats.Median(xs), lo, hi
+	return stats.Mean(xs), lo, hi
 }
 
 // Float reads a number of a study's paper: section, which YAML gives as

@@ -182,7 +182,7 @@ func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 		sec.Text = append(sec.Text, describeStep(ds, st.Name))
 		sec.Text = append(sec.Text, auditWarnings(ds, st.Name)...)
 		table := analysis.Table{
-			Caption: "Per variant, the median over repetitions (95% CI when there are several); latency from the intended send time." + auditCaption,
+			Caption: "Per variant, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time." + auditCaption,
 			Header:  []string{"variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 		}
 		var boxGroups []plot.BoxGroup
@@ -236,7 +236,7 @@ func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 // allStepsSection is one table of every step of every variant.
 func allStepsSection(ds *analysis.Dataset) analysis.Section {
 	t := analysis.Table{
-		Caption: "Every step, the median over repetitions (95% CI when there are several); latency from the intended send time." + auditCaption,
+		Caption: "Every step, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time." + auditCaption,
 		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 	}
 	var warnings []string

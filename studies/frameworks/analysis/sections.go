@@ -23,8 +23,8 @@ func finiteRuns(m map[int]float64) []float64 {
 	return out
 }
 
-// cell is the median over repetitions with the 95% interval of the mean
-// kept in rng; "–" when nothing was measured.
+// cell is WithCI over the repetitions with a finite value, kept in
+// rng; "–" when nothing was measured.
 func cell(m map[int]float64, digits int, rng stats.Range) string {
 	xs := finiteRuns(m)
 	if len(xs) == 0 {
@@ -65,13 +65,13 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 	sec := analysis.Section{
 		Title: "Request duration: median and p95, beside the thesis",
 		Text: []string{
-			"Latency from the send of each request to its answer (closed model: each user sends, waits, pauses). Per step and variant, the median over repetitions of each repetition's p50 and p95 (a percentile is never pooled over repetitions), with the 95% interval of the mean. " +
+			"Latency from the send of each request to its answer (closed model: each user sends, waits, pauses). Per step and variant, the median over repetitions of each repetition's p50 and p95 (a percentile is never pooled over repetitions), with its 95% interval (with fewer than 6, the mean with its own). " +
 				"The thesis reported the same two figures per framework and test; its verdicts compare the frameworks with their authors' loading (marked), by ratios of medians measured side by side in the same repetition (second table).",
 			r.notMeasured(),
 		},
 	}
 	t := analysis.Table{
-		Caption: "Per step and variant: median over repetitions (95% interval of the mean).",
+		Caption: "Per step and variant: median over repetitions with its 95% interval (with fewer than 6, the mean with its own).",
 		Header:  []string{"app", "level", "variant", "dataset loaded", "reps", "p50 ms", "p95 ms", "p95 / p50", "thesis"},
 	}
 	for _, c := range r.cases {
@@ -92,7 +92,7 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 		}
 	}
 	ratios := analysis.Table{
-		Caption: "Ratios of medians per repetition, each framework with its authors' loading (" + authorsVariants() + "): median over repetitions (95% interval of the mean), the thesis' figure beside.",
+		Caption: "Ratios of medians per repetition, each framework with its authors' loading (" + authorsVariants() + "): median over repetitions with its 95% interval (with fewer than 6, the mean with its own), the thesis' figure beside.",
 		Header:  []string{"app", "level", "micro / spring", "thesis", "micro / nest", "thesis", "spring / nest", "nest / the faster other"},
 	}
 	for _, c := range r.cases {
@@ -131,7 +131,7 @@ func (r *fwRun) durationSection() (analysis.Section, error) {
 		if err != nil {
 			return sec, err
 		}
-		sec.Figures = append(sec.Figures, analysis.Figure{Caption: app + ": median over repetitions of each repetition's p50, with the 95% interval of the mean; each framework with its authors' loading.", SVG: svg})
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: app + ": median over repetitions of each repetition's p50, with its 95% interval (with fewer than 6, the mean with its own); each framework with its authors' loading.", SVG: svg})
 	}
 	return sec, nil
 }
@@ -142,7 +142,7 @@ func (r *fwRun) successSection() (analysis.Section, error) {
 		Text: []string{
 			"The thesis counted a request as successful on HTTP 200, and its k6 failed every request not answered within the pause that followed it (1 s at low load, 0.5 s at high): its success rates are answers 200 within the pause. " +
 				"msbench waits 30 s and keeps every answer, so both rules are computed from the records: answered 200 at all (whatever the body), and answered 200 with a latency no longer than the step's pause parameter. " +
-				"The difference is the answers that came, late. Shares per repetition, median over repetitions (95% interval of the mean); counts are medians.",
+				"The difference is the answers that came, late. Shares per repetition, median over repetitions with its 95% interval (with fewer than 6, the mean with its own); counts are medians.",
 			"The thesis' own figures for Micro's Universities at high load do not fit the pause rule together: a median of about 1 s leaves at most half of the requests answered within 0.5 s, yet it gives 98.8% success. " +
 				"One of the two was measured otherwise (k6's time-out may not have been the pause there, or the median not of the same test); the claims judge each as published, and this table shows both rules beside it.",
 			r.notMeasured(),
@@ -193,7 +193,7 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 		Title: "CPU time and memory of every process",
 		Text: []string{
 			"CPU: user + system time of every process of the deployment during the step (each framework's registry included: Eureka for Spring, NATS for Micro; Nest has none), as the thesis summed its containers' CPU over a test; CPU per request divides it by the requests sent. " +
-				"Memory: each process's peak during the step, summed over the deployment (the thesis' containers' peaks; a sum of peaks is at least the peak of the sum). Medians over repetitions (95% interval of the mean). " +
+				"Memory: each process's peak during the step, summed over the deployment (the thesis' containers' peaks; a sum of peaks is at least the peak of the sum). Medians over repetitions with their 95% intervals (with fewer than 6, means with their own). " +
 				"At low load (100 requests in about 10 s) the CPU the processes spend idle (the JVMs' compilers and collectors, Eureka's heartbeats and registry fetches) weighs on the per-request figure; at high load the requests dominate it.",
 			r.notMeasured(),
 		},
@@ -240,7 +240,7 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 		sec.Text = append(sec.Text, "No resources recorded for a process that runs in the variant (its figures and the sums above lack it): "+strings.Join(unrecorded, ", ")+".")
 	}
 	ratios := analysis.Table{
-		Caption: "Ratios per repetition, each framework with its authors' loading: median over repetitions (95% interval of the mean), the thesis' figure beside.",
+		Caption: "Ratios per repetition, each framework with its authors' loading: median over repetitions with its 95% interval (with fewer than 6, the mean with its own), the thesis' figure beside.",
 		Header:  []string{"app", "level", "nest / spring memory", "nest / micro memory", "thesis", "micro / spring CPU", "thesis", "micro / the larger other CPU", "nest / the smaller other CPU per request"},
 	}
 	for _, c := range r.cases {
@@ -285,7 +285,7 @@ func (r *fwRun) resourcesSection() (analysis.Section, error) {
 		if err != nil {
 			return sec, err
 		}
-		sec.Figures = append(sec.Figures, analysis.Figure{Caption: chart.title + " per step, each framework with its authors' loading: median over repetitions, 95% interval of the mean.", SVG: svg})
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: chart.title + " per step, each framework with its authors' loading: median over repetitions with its 95% interval (with fewer than 6, the mean with its own).", SVG: svg})
 	}
 	return sec, nil
 }
@@ -366,7 +366,7 @@ func (r *fwRun) warmupSection() (analysis.Section, error) {
 		}
 	}
 	stepsT := analysis.Table{
-		Caption: fmt.Sprintf("Per step and variant: the first %d requests against the rest (medians over repetitions, 95%% interval of the mean), from the records.", firstN),
+		Caption: fmt.Sprintf("Per step and variant: the first %d requests against the rest (medians over repetitions with their 95%% intervals; with fewer than 6, means with their own), from the records.", firstN),
 		Header:  []string{"app", "level", "first step of its app after the start", "variant", "reps", fmt.Sprintf("median of the first %d ms", firstN), "median of the rest ms", "first / rest", "p95 / p50, every request", fmt.Sprintf("p95 / p50 without the first %d", firstN)},
 	}
 	for _, c := range r.cases {
@@ -427,7 +427,7 @@ func (r *fwRun) loadingSection() (analysis.Section, error) {
 		},
 	}
 	t := analysis.Table{
-		Caption: "Per step and framework: " + perRequest + " and " + atStart + " side by side in each repetition (median over repetitions, 95% interval of the mean).",
+		Caption: "Per step and framework: " + perRequest + " and " + atStart + " side by side in each repetition (median over repetitions with its 95% interval; with fewer than 6, the mean with its own).",
 		Header:  []string{"app", "level", "framework", "p50 ms " + perRequest, "p50 ms " + atStart, "p50 ratio", "CPU ms / request " + perRequest, "CPU ms / request " + atStart, "CPU per request ratio"},
 	}
 	for _, c := range r.cases {

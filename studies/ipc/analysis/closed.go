@@ -50,7 +50,7 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 	sec := analysis.Section{
 		Title: "Throughput against users (the paper's 180-s tests)",
 		Text: []string{
-			"Requests answered with a product page per 180 s (successes in the measured window × 180 s / the window), closed model. Bars: the median over repetitions at " + r.base + " with the 95% interval of the mean; beside them the paper's counts where it published them (200 users only: at 50 and 100 users it gave differences, set beside ours in the second table).",
+			"Requests answered with a product page per 180 s (successes in the measured window × 180 s / the window), closed model. Bars: the median over repetitions at " + r.base + " with its 95% interval (with fewer than 6, the mean with its own); beside them the paper's counts where it published them (200 users only: at 50 and 100 users it gave differences, set beside ours in the second table).",
 			r.notMeasured(closedSteps),
 		},
 	}
@@ -81,7 +81,7 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 		sec.Figures = append(sec.Figures, analysis.Figure{Caption: "Throughput against users at " + r.base + ", msbench beside the paper (which ran on 3 nodes of 2 vCPU: compare the order, not the heights).", SVG: svg})
 	}
 	t := analysis.Table{
-		Caption: "Per variant and users: median over repetitions (95% interval of the mean).",
+		Caption: "Per variant and users: median over repetitions with its 95% interval (with fewer than 6, the mean with its own).",
 		Header:  []string{"variant", "users", "reps", "requests per 180 s", "errors %", "mean response ms"},
 	}
 	for _, delay := range r.delays {
@@ -106,7 +106,7 @@ func (r *ipcRun) throughputSection() (analysis.Section, error) {
 // measured, per repetition from the styles measured side by side.
 func (r *ipcRun) paperDifferences() analysis.Table {
 	t := analysis.Table{
-		Caption: "The paper's figures beside ours at " + r.base + ": differences per repetition between styles measured in it, median (95% interval of the mean). Our absolute counts depend on this machine; the sign is what a claim compares.",
+		Caption: "The paper's figures beside ours at " + r.base + ": differences per repetition between styles measured in it, median over repetitions with its 95% interval (with fewer than 6, the mean with its own). Our absolute counts depend on this machine; the sign is what a claim compares.",
 		Header:  []string{"users", "figure", "paper", "msbench"},
 	}
 	diff := func(a, b float64) float64 { return a - b }

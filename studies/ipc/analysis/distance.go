@@ -177,7 +177,7 @@ func (r *ipcRun) costTable(cl level) analysis.Table {
 		}
 	}
 	t := analysis.Table{
-		Caption: fmt.Sprintf("What distance costs at %s requests per second: the ms a style's p50 gained at each delay over its p50 at %s in the same repetition, median (95%% interval of the mean); then per ms of one-way delay to the farthest, per repetition. One round trip per page is %d ms per ms.", analysis.Num(cl.x, 0), r.base, roundTripsPerPage),
+		Caption: fmt.Sprintf("What distance costs at %s requests per second: the ms a style's p50 gained at each delay over its p50 at %s in the same repetition, median over repetitions with its 95%% interval (with fewer than 6, the mean with its own); then per ms of one-way delay to the farthest, per repetition. One round trip per page is %d ms per ms.", analysis.Num(cl.x, 0), r.base, roundTripsPerPage),
 		Header:  append(header, "ms per ms to "+r.farthest()+", per repetition"),
 	}
 	for _, style := range styles {
