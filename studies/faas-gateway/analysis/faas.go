@@ -158,6 +158,20 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 		mt.PerRun = append(m[id].PerRun, x)
 		m[id] = mt
 	}
+	// addPart adds a run's value to one comparison of a conjunction, in
+	// the order the parts are first met.
+	addPart := func(id, label string, x float64, mt claims.Metric) {
+		if math.IsNaN(x) {
+			return
+		}
+		mt.All = m[id].All
+		i := slices.IndexFunc(mt.All, func(p claims.Part) bool { return p.Label == label })
+		if i < 0 {
+			mt.All, i = append(mt.All, claims.Part{Label: label}), len(mt.All)
+		}
+		mt.All[i].PerRun = append(mt.All[i].PerRun, x)
+		m[id] = mt
+	}
 	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
 		c, _ := cells(ds, rep)
 		share := func(policy string, endpoints ...string) float64 {
@@ -182,41 +196,41 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 			add(k.id, dial, claims.Metric{Range: &stats.Share, Note: "estimated delta / round trip, dial policy, median over frameworks"})
 			add(k.id+"-dial-minus-pooled", dial-pooled, claims.Metric{Note: "delta share with a dial per request minus with pooled connections"})
 		}
-		// Ratios over the small endpoints under both policies: the median
-		// case, so that one endpoint cannot decide alone.
-		var spread, ginSpeed, ginTail, fiber []float64
-		for _, p := range policies {
-			for _, e := range smallEndpoints {
-				var p50s []float64
-				other := map[string]faasStages{}
-				for _, f := range frameworks {
-					if s := c[faasCell{f, p, e, delay}]; s.ok {
-						p50s = append(p50s, s.p50)
-						other[f] = s
+		// Ratios over the small endpoints under both policies, each the
+		// geometric mean over the cells both frameworks measured, so that
+		// one endpoint cannot decide alone. A claim about the slowest or
+		// about all being alike is every pairwise ratio it implies: gin
+		// over the slowest of the others would be biased (the largest of
+		// several noisy values is too large even when all are equal).
+		pair := func(a, b string, of func(s faasStages) float64) float64 {
+			var logs []float64
+			for _, p := range policies {
+				for _, e := range smallEndpoints {
+					if x, y := c[faasCell{a, p, e, delay}], c[faasCell{b, p, e, delay}]; x.ok && y.ok && of(x) > 0 && of(y) > 0 {
+						logs = append(logs, math.Log(of(x)/of(y)))
 					}
-				}
-				if len(p50s) >= 2 {
-					spread = append(spread, slices.Max(p50s)/slices.Min(p50s))
-				}
-				if g, ok := other["gin"]; ok && len(other) >= 2 {
-					worstP50, worstTail := 0.0, 0.0
-					for f, s := range other {
-						if f != "gin" {
-							worstP50, worstTail = max(worstP50, s.p50), max(worstTail, s.p99/s.p50)
-						}
-					}
-					ginSpeed = append(ginSpeed, g.p50/worstP50)
-					ginTail = append(ginTail, (g.p99/g.p50)/worstTail)
-				}
-				if fb, base := c[faasCell{"fiber", p, e, delay}], c[faasCell{"nethttp", p, e, delay}]; fb.ok && base.ok {
-					fiber = append(fiber, fb.p50/base.p50)
 				}
 			}
+			if len(logs) == 0 {
+				return math.NaN()
+			}
+			return math.Exp(stats.Mean(logs))
 		}
-		add("framework-spread", medianOrNaN(spread), claims.Metric{Ratio: true, Note: "slowest / fastest framework's median latency, median over small endpoints and policies"})
-		add("gin-speed", medianOrNaN(ginSpeed), claims.Metric{Ratio: true, Note: "gin's median latency / the slowest other framework's"})
-		add("gin-consistency", medianOrNaN(ginTail), claims.Metric{Ratio: true, Note: "gin's p99/p50 / the widest other framework's"})
-		add("fiber-vs-nethttp", medianOrNaN(fiber), claims.Metric{Ratio: true, Note: "fiber's median latency / net/http's"})
+		p50 := func(s faasStages) float64 { return s.p50 }
+		tail := func(s faasStages) float64 { return s.p99 / s.p50 }
+		for i, a := range frameworks {
+			for _, b := range frameworks[i+1:] {
+				addPart("framework-spread", a+"/"+b, pair(a, b, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
+					Note: "every pair of frameworks: one's median latency over the other's, geometric mean over the small endpoints and both policies"})
+			}
+			if a != "gin" {
+				addPart("gin-speed", "gin/"+a, pair("gin", a, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
+					Note: "gin's median latency over each other framework's, geometric mean over the small endpoints and both policies"})
+				addPart("gin-consistency", "gin/"+a, pair("gin", a, tail), claims.Metric{Ratio: true, Kind: claims.Tail,
+					Note: "gin's p99/p50 over each other framework's, geometric mean over the small endpoints and both policies"})
+			}
+		}
+		add("fiber-vs-nethttp", pair("fiber", "nethttp", p50), claims.Metric{Ratio: true, Kind: claims.Latency, Note: "fiber's median latency / net/http's, geometric mean over the small endpoints and both policies"})
 	}
 	return m
 }

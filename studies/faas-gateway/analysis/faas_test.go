@@ -103,6 +103,21 @@ func TestFaasVerdicts(t *testing.T) {
 		"fiber-no-boost":       claims.NotReproduced,                                  // fiber 0.7× net/http
 	}
 	claimstest.Verdicts(t, file, res.Metrics, nil, 0, want)
+	// Extremes are conjunctions of pairwise ratios, not one biased ratio
+	// over the slowest or fastest of the others (issue 20, item 8).
+	for id, labels := range map[string][]string{
+		"framework-spread": {"nethttp/gin", "nethttp/fiber", "gin/fiber"},
+		"gin-speed":        {"gin/nethttp", "gin/fiber"},
+		"gin-consistency":  {"gin/nethttp", "gin/fiber"},
+	} {
+		var got []string
+		for _, p := range res.Metrics[id].All {
+			got = append(got, p.Label)
+		}
+		if strings.Join(got, " ") != strings.Join(labels, " ") {
+			t.Errorf("%s compares %q, want every pair %q", id, got, labels)
+		}
+	}
 	if len(res.Sections[1].Figures) != 3 {
 		t.Errorf("%d stage breakdown figures, want one per endpoint", len(res.Sections[1].Figures))
 	}
