@@ -1,7 +1,9 @@
 package study
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path"
@@ -10,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/load"
@@ -55,26 +59,71 @@ func List(dir string) ([]string, error) {
 	return names, nil
 }
 
+// MaxFileSize bounds a study file: the largest shipped is a few KiB, and
+// a file read whole must not take the machine's memory.
+const MaxFileSize = 1 << 20
+
 // Load reads a study file and applies the named profile ("" for none).
 func Load(path, profile string) (*Study, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
-		return nil, fmt.Errorf("read study: %w", err)
+		return nil, err
 	}
 	return Parse(path, data, profile)
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+// readBounded reads a regular file, no more of it than Parse takes. It
+// opens without blocking, so that a FIFO is refused rather than waited on.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read study: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read study: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("read study: %s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read study: %w", err)
+	}
+	return data, nil
+}
+
+var (
+	yamlLine   = regexp.MustCompile(`line (\d+)`)
+	yamlAnchor = regexp.MustCompile(`unknown anchor '([^']*)'`)
+)
+
+// syntaxLine finds the line of a YAML syntax error: the parser names it in
+// most messages, and the rest say what to look for.
+func syntaxLine(data []byte, err error) int {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line
+	}
+	at := -1
+	if m := yamlAnchor.FindStringSubmatch(msg); m != nil {
+		at = bytes.Index(data, []byte("*"+m[1]))
+	} else if strings.Contains(msg, "control characters") {
+		at = bytes.IndexFunc(data, func(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' })
+	}
+	return 1 + bytes.Count(data[:max(at, 0)], []byte("\n"))
+}
 
 // Parse reads a study from data; file names it in errors.
 func Parse(file string, data []byte, profile string) (*Study, error) {
+	if len(data) > MaxFileSize {
+		return nil, &FieldError{File: file, Line: 1, Field: "(file)", Msg: fmt.Sprintf("over %d bytes: a study file is at most %d KiB", MaxFileSize, MaxFileSize>>10)}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		line := 0
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		return nil, &FieldError{File: file, Line: line, Field: "(syntax)", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, &FieldError{File: file, Line: syntaxLine(data, err), Field: "(syntax)", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	d := &decoder{file: file}
 	if len(root.Content) == 0 {
@@ -82,8 +131,12 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 		return nil, d.err()
 	}
 	doc := root.Content[0]
-	resolveAliases(doc)
+	if !d.resolveAliases(doc) {
+		return nil, d.err()
+	}
 	s := &Study{File: file, Repetitions: 1}
+	// What Check says of a missing variants: or load: points at the top.
+	s.lines.variants, s.lines.load = doc.Line, doc.Line
 	var profiles, aa *yaml.Node
 	present := map[string]bool{}
 	for _, e := range d.mapping(doc, "", "study", "title", "source", "builds", "dependencies", "services", "variants", "aa", "setup", "load", "repetitions", "profiles", "placement", "links", "hosts", "tokens", "datasets") {
@@ -92,7 +145,9 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 		case "aa":
 			aa = e.value
 		case "study":
-			s.Name = d.nonEmpty(e.value, "study")
+			if s.Name = d.nonEmpty(e.value, "study"); s.Name != "" {
+				d.fileName(e.value, "study", "a study's name names its run directories", s.Name)
+			}
 		case "title":
 			s.Title = d.str(e.value, "title")
 		case "source":
@@ -166,6 +221,7 @@ func (d *decoder) builds(n *yaml.Node) []*Build {
 	var out []*Build
 	for _, e := range d.mapping(n, "builds") {
 		f := join("builds", e.key)
+		d.fileName(e.keyN, f, "a build's name becomes a file name", e.key)
 		b := &Build{Name: e.key}
 		for _, be := range d.mapping(e.value, f, "dir", "command", "ignore") {
 			bf := join(f, be.key)
@@ -194,6 +250,7 @@ func (d *decoder) dependencies(n *yaml.Node) []*Dependency {
 	var out []*Dependency
 	for _, e := range d.mapping(n, "dependencies") {
 		f := join("dependencies", e.key)
+		d.fileName(e.keyN, f, "a dependency's name becomes a file name", e.key)
 		dep := &Dependency{Name: e.key}
 		for _, de := range d.mapping(e.value, f, "kind", "limits") {
 			switch de.key {
@@ -218,6 +275,7 @@ func (d *decoder) services(n *yaml.Node) []*Service {
 	var out []*Service
 	for _, e := range d.mapping(n, "services") {
 		f := join("services", e.key)
+		d.fileName(e.keyN, f, "a service's name becomes a file name", e.key)
 		svc := &Service{Name: e.key, Replicas: 1, Ready: Ready{Timeout: 60 * time.Second}}
 		for _, se := range d.mapping(e.value, f, "build", "command", "dir", "env", "after", "ready", "replicas", "limits", "user", "when") {
 			sf := join(f, se.key)
@@ -252,7 +310,6 @@ func (d *decoder) services(n *yaml.Node) []*Service {
 				svc.When = map[string][]string{}
 				for _, we := range d.mapping(se.value, sf) {
 					svc.When[we.key] = d.strs(we.value, join(sf, we.key))
-					svc.whenLine = we.keyN.Line
 				}
 			}
 		}
@@ -304,6 +361,19 @@ func (d *decoder) limits(n *yaml.Node, field string) Limits {
 
 var axisName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// fileNamePattern is what a name that becomes a file or directory name of
+// a run may be (a step's, an axis value's, a service's, a dependency's, a
+// build's): one path element, which no ".." or slash takes out of its
+// directory, and no markup for a report to carry.
+var fileNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// fileName reports a name that fileNamePattern refuses, or that holds "..".
+func (d *decoder) fileName(n *yaml.Node, field, what, name string) {
+	if !fileNamePattern.MatchString(name) || strings.Contains(name, "..") {
+		d.errorf(n, field, "%q: %s, so it is letters, digits, '.', '_' and '-', starting with a letter or digit, without '..', at most 64 of them", name, what)
+	}
+}
+
 func (d *decoder) axes(n *yaml.Node) []Axis {
 	var out []Axis
 	for _, e := range d.mapping(n, "variants") {
@@ -321,11 +391,13 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 			d.errorf(e.value, f, "an axis needs at least one value")
 		}
 		for i, v := range ax.Values {
-			if v == "" || strings.ContainsAny(v, "/ \t{}@") {
-				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q: a value names directories, so no spaces, slashes, braces or @ (which marks an A/A twin)", v)
+			vf := fmt.Sprintf("%s[%d]", f, i)
+			if ax.Attrs != nil {
+				vf = join(f, v)
 			}
+			d.fileName(nil, vf, "a value names directories (and @ marks an A/A twin)", v)
 			if slices.Index(ax.Values, v) != i {
-				d.errorf(e.value, fmt.Sprintf("%s[%d]", f, i), "%q given twice", v)
+				d.errorf(nil, vf, "%q given twice", v)
 			}
 		}
 		out = append(out, ax)
@@ -353,10 +425,8 @@ func (d *decoder) axisWithAttrs(ax *Axis, n *yaml.Node, field string) {
 			attrs[kv[0]] = kv[1]
 			names = append(names, kv[0])
 		}
-		for _, kv := range e.value.Content {
-			if kv.Kind == yaml.ScalarNode {
-				d.placeholders(kv, f, kv.Value)
-			}
+		for i := 1; i < len(e.value.Content) && e.value.Kind == yaml.MappingNode; i += 2 {
+			d.placeholders(e.value.Content[i], join(f, e.value.Content[i-1].Value), e.value.Content[i].Value)
 		}
 		slices.Sort(names)
 		if i == 0 {
@@ -414,7 +484,9 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		case "each":
 			// Expanded by each before the step is read.
 		case "name":
-			st.Name = d.nonEmpty(v, f)
+			if st.Name = d.nonEmpty(v, f); st.Name != "" {
+				d.fileName(v, f, "a step's name becomes a file name", st.Name)
+			}
 		case "params":
 			st.Params = map[string]string{}
 			for _, p := range d.pairs(v, f) {
@@ -699,6 +771,7 @@ func (d *decoder) chooseAA(s *Study, n *yaml.Node, field string) {
 func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) (aa *yaml.Node) {
 	entries := d.mapping(profiles, "profiles")
 	for _, e := range entries {
+		d.fileName(e.keyN, join("profiles", e.key), "a profile's name names run directories", e.key)
 		s.Profiles = append(s.Profiles, e.key)
 	}
 	if name == "" {
@@ -733,7 +806,7 @@ func (d *decoder) applyProfile(s *Study, profiles *yaml.Node, name string) (aa *
 		}
 		return aa
 	}
-	d.errs = append(d.errs, fmt.Errorf("%s: no profile %q (profiles: %s)", d.file, name, strings.Join(s.Profiles, ", ")))
+	d.errorf(nil, "profiles", "no profile %q (profiles: %s)", name, strings.Join(s.Profiles, ", "))
 	return nil
 }
 
@@ -850,11 +923,17 @@ func (d *decoder) check(s *Study) {
 			}
 		}
 	}
-	if err := cycle(s); err != nil {
-		d.errs = append(d.errs, fmt.Errorf("%s: services: %w", d.file, err))
+	if c := cycle(s); c != nil {
+		d.errorf(nil, join(join("services", c[len(c)-2]), "after"), "start order has a cycle: %s", strings.Join(c, " → "))
 	}
 	if s.Load.Service != "" && s.Service(s.Load.Service) == nil {
-		d.errorf(nil, "load.service", "no service named %q", s.Load.Service)
+		msg := fmt.Sprintf("no service named %q", s.Load.Service)
+		if placeholder.Pattern.MatchString(s.Load.Service) {
+			// The runner and the analyses read one service, by name, in
+			// every variant.
+			msg = fmt.Sprintf("%q: the load goes to one service, named as it is in services:, in every variant; to vary what answers it, give that service's command from the variant (command: \"{AXIS.ATTR}\", the axis' values being mappings) and start other services only in the variants that need them (when:)", s.Load.Service)
+		}
+		d.errorf(nil, "load.service", "%s", msg)
 	}
 	names := map[string]bool{}
 	for i, st := range s.Load.Steps {
@@ -894,21 +973,23 @@ func (st *Step) problem() string {
 	return ""
 }
 
-func cycle(s *Study) error {
+// cycle returns the services of a start-order cycle, the one met twice
+// first and last, or nil.
+func cycle(s *Study) []string {
 	state := map[string]int{} // 1 visiting, 2 done
-	var visit func(name string, path []string) error
-	visit = func(name string, path []string) error {
+	var visit func(name string, path []string) []string
+	visit = func(name string, path []string) []string {
 		switch state[name] {
 		case 1:
-			return fmt.Errorf("start order has a cycle: %s", strings.Join(append(path, name), " → "))
+			return append(path, name)
 		case 2:
 			return nil
 		}
 		state[name] = 1
 		if svc := s.Service(name); svc != nil {
 			for _, a := range svc.After {
-				if err := visit(a, append(path, name)); err != nil {
-					return err
+				if c := visit(a, append(path, name)); c != nil {
+					return c
 				}
 			}
 		}
@@ -916,8 +997,8 @@ func cycle(s *Study) error {
 		return nil
 	}
 	for _, svc := range s.Services {
-		if err := visit(svc.Name, nil); err != nil {
-			return err
+		if c := visit(svc.Name, nil); c != nil {
+			return c
 		}
 	}
 	return nil

@@ -2,10 +2,12 @@ package study
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -314,5 +316,201 @@ load: {service: one, steps: [{name: s, requests: 1, targets: &t [{path: /}]}, {n
 	}
 	if len(s.Load.Steps[1].Targets) != 1 || s.Load.Steps[1].Targets[0].Path != "/" {
 		t.Fatalf("u's targets %+v", s.Load.Steps[1].Targets)
+	}
+}
+
+// Every name that becomes a file or directory of a run is checked as the
+// file is read, also once each: has filled a step's name in: a name that
+// climbs out of the run directory, or carries markup, is a mistake of the
+// study file, not a failure of every variant.
+func TestNamesThatBecomePaths(t *testing.T) {
+	tests := []struct {
+		name    string
+		replace [2]string // applied to valid
+		want    string
+	}{
+		{"step", [2]string{"name: warm", `name: "../../../../../../victim"`}, `demo.yaml:24: load.steps[0].name: "../../../../../../victim": a step's name becomes a file name`},
+		{"step from each", [2]string{"- name: warm", "- name: \"w-{x}\"\n      each: {x: [ok, \"../../v\"]}"}, `demo.yaml:24: load.steps[0].name: "w-../../v": a step's name`},
+		{"step renamed by a profile", [2]string{"rate: {duration: 5s, rate: 10}", "rate: {duration: 5s, rate: 10, name: /etc}"}, `demo.yaml:43: profiles.quick.steps.rate.name: "/etc": a step's name`},
+		{"step too long", [2]string{"name: warm", "name: " + strings.Repeat("w", 65)}, "demo.yaml:24: load.steps[0].name:"},
+		{"step with ..", [2]string{"name: warm", "name: a..b"}, `demo.yaml:24: load.steps[0].name: "a..b"`},
+		{"service with markup", [2]string{"  db:\n", "  \"<script>alert(1)</script>\":\n"}, `demo.yaml:7: services.<script>alert(1)</script>: "<script>alert(1)</script>": a service's name becomes a file name`},
+		{"dependency", [2]string{"  pg: {kind: postgres}", "  ../pg: {kind: postgres}"}, `demo.yaml:5: dependencies.../pg: "../pg": a dependency's name`},
+		{"build", [2]string{"  app: {dir", "  a/pp: {dir"}, `demo.yaml:3: builds.a/pp: "a/pp": a build's name`},
+		{"axis value", [2]string{"mode: [a, b, c]", "mode: [a, .., c]"}, `demo.yaml:20: variants.mode[1]: "..": a value names directories`},
+		{"study", [2]string{"study: demo", "study: ../../demo"}, `demo.yaml:1: study: "../../demo": a study's name names its run directories`},
+		{"profile", [2]string{"  paper: {}", "  ../paper: {}"}, `demo.yaml:44: profiles.../paper: "../paper": a profile's name`},
+		{"axis value with attributes", [2]string{"  lang: [go, java]", "  lang:\n    go: {x: \"1\"}\n    ../java: {x: \"2\"}"}, `demo.yaml:21: variants.lang.../java: "../java": a value names directories`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, valid, tt.replace, tt.want) })
+	}
+	if _, err := Parse("demo.yaml", []byte(strings.Replace(valid, "name: warm", "name: Warm_1.x-2", 1)), ""); err != nil {
+		t.Fatalf("a name of letters, digits, '.', '_' and '-' refused: %v", err)
+	}
+}
+
+// A YAML alias repeats its anchor's block; aliases of blocks of aliases
+// multiply. A file that would expand to billions of nodes is refused at
+// once, at the alias that crosses the budget, and so is a block holding an
+// alias of itself (which no expansion ends).
+func TestAliasBombsAreRefused(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("study: bomb\nl0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i <= 11; i++ {
+		fmt.Fprintf(&bomb, "l%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	tests := []struct {
+		name, text, want string
+	}{
+		{"billion laughs", bomb.String(), "x.yaml:6: (alias): *a3 takes the file past 100000 nodes"},
+		{"itself", "study: x\nl: &a [1, *a]\n", "x.yaml:2: (alias): *a repeats a block that holds an alias of itself"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Parse("x.yaml", []byte(tt.text), "")
+			// Generous: the unbounded expansion took over 40 s.
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("refused after %s", took)
+			}
+			var fe *FieldError
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.As(err, &fe) || fe.Line == 0 {
+				t.Fatalf("error %v\nwant a FieldError with a line saying %q", err, tt.want)
+			}
+		})
+	}
+	// Sharing stays free below the budget: 10 aliases of 10 of 10.
+	shared := "study: x\nl0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nl1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]\nl2: [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]\n"
+	if _, err := Parse("x.yaml", []byte(shared), ""); err == nil || strings.Contains(err.Error(), "(alias)") {
+		t.Fatalf("1,000 nodes through aliases refused, or no error for the unknown keys: %v", err)
+	}
+}
+
+// A study file is read with a bound: a bigger one, or one that is no
+// regular file (a FIFO would block the read forever), is refused.
+func TestStudyFileIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(valid+"# "+strings.Repeat("x", MaxFileSize)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big, ""); err == nil || !strings.Contains(err.Error(), "big.yaml:1: (file): over 1048576 bytes") {
+		t.Fatalf("a study file over the cap: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Load(fifo, ""); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("a FIFO as study file: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a FIFO as the study file blocks")
+	}
+}
+
+// Every error names the line it is about, also those found once the whole
+// file is read (a name that refers to nothing, a cycle), those about a
+// field the file lacks, and the parser's own.
+func TestNoErrorAtLineZero(t *testing.T) {
+	tests := []struct {
+		name, profile string
+		replace       [2]string // applied to valid
+	}{
+		{"unknown build", "", [2]string{"build: app", "build: ap"}},
+		{"unknown after", "", [2]string{"after: [db]", "after: [dbx]"}},
+		{"cycle", "", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {tcp: \"{addr}\"}\n    after: [api]"}},
+		{"service named as a dependency", "", [2]string{"  pg: {kind: postgres}", "  db: {kind: postgres}"}},
+		{"replicas from no axis", "", [2]string{"replicas: 2", "replicas: \"{count}\""}},
+		{"replicas from a non-count axis", "", [2]string{"replicas: 2", "replicas: \"{mode}\""}},
+		{"hook to no service", "", [2]string{"iterations: 10", "iterations: 10\n      before: [{service: nope, path: /x}]"}},
+		{"event on nothing", "", [2]string{"iterations: 10", "iterations: 10\n      events: [{at: 1s, kill: nope}]"}},
+		{"load to no service", "", [2]string{"service: api", "service: apx"}},
+		{"load to a placeholder", "", [2]string{"service: api", "service: \"{mode}\""}},
+		{"setup names twice", "", [2]string{"repetitions: 3\n", "repetitions: 3\nsetup: [{name: s, path: /a}, {name: s, path: /b}]\n"}},
+		{"when on no axis", "", [2]string{"    replicas: 2\n", "    replicas: 2\n    when: {nope: [x]}\n"}},
+		{"when on the load's service", "", [2]string{"    replicas: 2\n", "    replicas: 2\n    when: {}\n"}},
+		{"no profile", "nope", [2]string{"study: demo", "study: demo"}},
+		{"no services", "", [2]string{"services:", "servicez:"}},
+		{"unknown anchor", "", [2]string{"users: 10", "users: *ten"}},
+		{"control character", "", [2]string{"think: 500ms-1s", "think: \"500ms\x01\""}},
+		{"empty", "", [2]string{valid, "# nothing\n"}},
+		{"instance placeholder in an attribute", "", [2]string{"  lang: [go, java]", "  lang:\n    go: {command: \"{build.app}/server -port {port}\"}\n    java: {command: \"{build.app}/j\"}"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := strings.Replace(valid, tt.replace[0], tt.replace[1], 1)
+			if text == valid && tt.replace[0] != tt.replace[1] {
+				t.Fatalf("replacement %q not found", tt.replace[0])
+			}
+			_, err := Parse("demo.yaml", []byte(text), tt.profile)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, e := range leaves(err) {
+				var fe *FieldError
+				if !errors.As(e, &fe) || fe.Line == 0 {
+					t.Errorf("%q has no line", e)
+				}
+			}
+		})
+	}
+	// What an analysis reads and a study lacks entirely is reported at
+	// the top of the file.
+	s, err := Parse("demo.yaml", []byte("study: x\nservices:\n  a: {command: x, ready: {tcp: \"{addr}\"}}\nload: {service: a, steps: [{name: s, requests: 1, targets: [{path: /}]}]}\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(Needs{Axes: []string{"cpu"}}); err == nil || !strings.HasPrefix(err.Error(), "demo.yaml:1: variants:") {
+		t.Fatalf("a missing axis: %v", err)
+	}
+}
+
+// leaves lists the errors joined in err.
+func leaves(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// The load goes to one named service; a newcomer's placeholder there is
+// told how to vary what answers instead.
+func TestLoadServiceIsOneName(t *testing.T) {
+	wantFieldError(t, valid, [2]string{"service: api", `service: "{mode}"`}, `demo.yaml:22: load.service: "{mode}": the load goes to one service, named as it is in services:, in every variant; to vary what answers it, give that service's command from the variant`)
+}
+
+// An axis attribute is filled in once per deployment, before any service
+// starts: an instance's own placeholder there would fail every variant at
+// start, so it is refused with where to write it instead.
+func TestAttributesHoldNoLatePlaceholders(t *testing.T) {
+	attrs := func(text string) [2]string {
+		return [2]string{"  lang: [go, java]", "  lang:\n    go: {command: \"" + text + "\"}\n    java: {command: \"{build.app}/j\"}"}
+	}
+	tests := []struct {
+		name    string
+		replace [2]string
+		want    string
+	}{
+		{"port", attrs("{build.app}/server -port {port}"), `demo.yaml:20: variants.lang.go.command: {port}: each instance's own, unknown when a variant's values are filled in (before any service starts): write it where the value is used, beside it, e.g. command: "{lang.command} --port {port}"`},
+		{"addr", attrs("{build.app}/server {addr}"), `variants.lang.go.command: {addr}: each instance's own`},
+		{"tmp", attrs("{build.app}/server {tmp}"), `variants.lang.go.command: {tmp}: each instance's own`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, valid, tt.replace, tt.want) })
+	}
+	// What is known by then stays allowed.
+	text := strings.Replace(valid, "  lang: [go, java]", "  lang:\n    go: {command: \"{build.app}/server {service.db.addr} {dep.pg.url}\"}\n    java: {command: \"{build.app}/j\"}", 1)
+	if _, err := Parse("demo.yaml", []byte(text), ""); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -69,10 +70,35 @@ func (d *decoder) placeholdersIn(n *yaml.Node, field string) {
 
 func (d *decoder) checkPlaceholders(s *Study) {
 	for _, r := range d.refs {
-		if msg := s.unknownPlaceholder(r.name, strings.HasPrefix(r.field, "builds.")); msg != "" {
+		msg := s.unknownPlaceholder(r.name, strings.HasPrefix(r.field, "builds."))
+		if msg == "" && strings.HasPrefix(r.field, "variants.") {
+			msg = lateInAttribute(r)
+		}
+		if msg != "" {
 			d.errorf(&yaml.Node{Line: r.line}, r.field, "{%s}: %s", r.name, msg)
 		}
 	}
+}
+
+// instanceKeys are the placeholders each instance of a service has its own
+// value of, known only as it starts.
+var instanceKeys = []string{"port", "addr", "host", "replica", "tmp"}
+
+// lateInAttribute explains why an axis attribute cannot hold a placeholder
+// that is filled in after a variant's values are (which is once per
+// deployment, before any service starts), or returns "".
+func lateInAttribute(r ref) string {
+	// r.field is variants.AXIS.VALUE.ATTR; a value may hold dots, an axis
+	// or an attribute's name none.
+	axis, attr := strings.Split(r.field, ".")[1], r.field[strings.LastIndex(r.field, ".")+1:]
+	use := "{" + axis + "." + attr + "}"
+	switch {
+	case slices.Contains(instanceKeys, r.name):
+		return fmt.Sprintf("each instance's own, unknown when a variant's values are filled in (before any service starts): write it where the value is used, beside it, e.g. command: \"%s --port {%s}\"", use, r.name)
+	case strings.HasPrefix(r.name, "setup."):
+		return fmt.Sprintf("captured after the services start, later than a variant's values are filled in: write it where %s is used instead", use)
+	}
+	return ""
 }
 
 func (s *Study) unknownPlaceholder(name string, inBuild bool) string {

@@ -90,8 +90,7 @@ type Service struct {
 	// When limits the service to the variants whose value on each named
 	// axis is one of those listed (frameworks that need a registry, say);
 	// nil: every variant.
-	When     map[string][]string
-	whenLine int
+	When map[string][]string
 }
 
 // RunsIn reports whether the service runs in variant v.

@@ -3,8 +3,6 @@ package study
 import (
 	"maps"
 	"slices"
-
-	"gopkg.in/yaml.v3"
 )
 
 // checkWhen verifies that a service's when: names axes and their values,
@@ -15,11 +13,10 @@ func (d *decoder) checkWhen(s *Study, svc *Service) {
 		return
 	}
 	f := join(join("services", svc.Name), "when")
-	at := &yaml.Node{Line: svc.whenLine}
 	for _, axis := range slices.Sorted(maps.Keys(svc.When)) {
 		i := slices.IndexFunc(s.Variants, func(a Axis) bool { return a.Name == axis })
 		if i < 0 {
-			d.errorf(at, join(f, axis), "no such axis in variants")
+			d.errorf(nil, join(f, axis), "no such axis in variants")
 			continue
 		}
 		declared := s.Variants[i].Values
@@ -28,11 +25,11 @@ func (d *decoder) checkWhen(s *Study, svc *Service) {
 		}
 		for _, v := range svc.When[axis] {
 			if !slices.Contains(declared, v) {
-				d.errorf(at, join(f, axis), "%q is not a value of axis %s", v, axis)
+				d.errorf(nil, join(f, axis), "%q is not a value of axis %s", v, axis)
 			}
 		}
 	}
 	if s.Load.Service == svc.Name {
-		d.errorf(at, f, "the load goes to %s, so it runs in every variant", svc.Name)
+		d.errorf(nil, f, "the load goes to %s, so it runs in every variant", svc.Name)
 	}
 }
