@@ -2,7 +2,10 @@ package results
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +100,62 @@ func TestResolvedStudyRoundTrips(t *testing.T) {
 	back, _ := json.Marshal(got)
 	if string(want) != string(back) || len(got.Load.Steps) == 0 || len(got.Matrix()) != len(s.Matrix()) {
 		t.Fatalf("the study did not come back whole:\n%s\n%s", want, back)
+	}
+}
+
+// Whatever names a caller passes, what the run writes stays in the run
+// directory, each name one directory of its own: the study file refuses
+// such names, but the run directory does not depend on it.
+func TestNamesStayInTheRunDirectory(t *testing.T) {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	// Deep enough that a regression writes in the test's own directory.
+	outside := t.TempDir()
+	root := filepath.Join(outside, "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "results")
+	run, err := Create(root, "../../../escaped", "../p", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(run.Dir) != root {
+		t.Fatalf("run directory %s is not in %s", run.Dir, root)
+	}
+	names := []string{"../../../../../../victim", "..", ".", "", "a/b", "/abs", "%2E%2E", "%", "x\x00y", "gin@aa", "0.5ms"}
+	dirs := map[string]string{}
+	for _, name := range names {
+		step := run.StepDir(1, name, name)
+		if err := step.WriteSummary(metrics.Summary{Requests: 1}); err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if err := run.VariantDir(1, name).WriteStartup(Startup{}); err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		logs := run.LogDir(1, name)
+		for what, dir := range map[string]string{"step": string(step), "variant": string(run.VariantDir(1, name)), "logs": logs} {
+			rel, err := filepath.Rel(run.Dir, dir)
+			if err != nil || !filepath.IsLocal(rel) {
+				t.Errorf("%q: the %s directory %s leaves the run directory %s", name, what, dir, run.Dir)
+			}
+		}
+		// One element each, and no two names share a directory.
+		if filepath.Dir(filepath.Dir(string(step))) != filepath.Join(run.Dir, "runs", "rep-1") {
+			t.Errorf("%q: step directory %s is not runs/rep-1/VARIANT/STEP", name, step)
+		}
+		if other, ok := dirs[string(step)]; ok {
+			t.Errorf("%q and %q share the directory %s", name, other, step)
+		}
+		dirs[string(step)] = name
+	}
+	// Names that are one element are kept as they are.
+	if got := run.StepDir(1, "gin@aa", "0.5ms"); string(got) != filepath.Join(run.Dir, "runs", "rep-1", "gin@aa", "0.5ms") {
+		t.Errorf("a plain name was changed: %s", got)
+	}
+	// Nothing was written beside the results directory.
+	err = filepath.WalkDir(outside, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(path, run.Dir+string(filepath.Separator)) {
+			t.Errorf("written outside the run directory: %s", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

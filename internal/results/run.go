@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -48,7 +50,7 @@ func Create(root, studyName, profile string, now time.Time) (*Run, error) {
 	if profile != "" {
 		name += "-" + profile
 	}
-	dir := filepath.Join(root, name+"-"+now.Format("20060102-150405"))
+	dir := filepath.Join(root, element(name+"-"+now.Format("20060102-150405")))
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
@@ -88,17 +90,34 @@ func UnitKey(rep int, variant, step string) string {
 
 // StepDir is where a unit's files go.
 func (r *Run) StepDir(rep int, variant, step string) StepDir {
-	return StepDir(filepath.Join(r.Dir, "runs", UnitKey(rep, variant, step)))
+	return StepDir(filepath.Join(string(r.VariantDir(rep, variant)), element(step)))
 }
 
 // VariantDir is where a variant's files of one repetition go.
 func (r *Run) VariantDir(rep int, variant string) VariantDir {
-	return VariantDir(filepath.Join(r.Dir, "runs", fmt.Sprintf("rep-%d", rep), variant))
+	return VariantDir(filepath.Join(r.Dir, "runs", fmt.Sprintf("rep-%d", rep), element(variant)))
 }
 
 // LogDir is where a variant's service logs go for one repetition.
 func (r *Run) LogDir(rep int, variant string) string {
-	return filepath.Join(r.Dir, "logs", fmt.Sprintf("rep-%d", rep), variant)
+	return filepath.Join(r.Dir, "logs", fmt.Sprintf("rep-%d", rep), element(variant))
+}
+
+// element keeps a name one path element of the directory it is joined to,
+// whatever it holds, so that no name takes a file out of the run
+// directory: the study file refuses such names, but what is written where
+// must not depend on every caller having checked. A name that is one
+// element is itself; any other is escaped (%2F for a slash, %2E for the
+// dots of "." and "..", % alone for ""), which no name that is one element
+// can be, as those hold no %.
+func element(name string) string {
+	if name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/%\x00") {
+		return name
+	}
+	if name == "" {
+		return "%"
+	}
+	return strings.ReplaceAll(url.PathEscape(name), ".", "%2E")
 }
 
 // IsDone reports whether a unit was measured.
