@@ -16,6 +16,7 @@ type compareFlags struct {
 	json      bool
 	resamples int
 	seed      uint64
+	noise     string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -23,37 +24,58 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare [flags] BASE NEW",
 		Short: "Say whether NEW is faster, slower or the same as BASE, with confidence intervals",
-		Long: `Compare two results, BASE and NEW: each a run directory of msbench run or a
-directory written by msbench load --out. For every step and variant measured in
-both (for load directories, the one load), compare p50, p90, p99 and mean
-latency, throughput and the error rate: the NEW/BASE ratio (for errors the
+		Long: `Compare two results, BASE and NEW. Each is a run directory of msbench run, a
+directory written by msbench load --out, or a directory holding several of those
+(each one run of the same system, e.g. a CI job's repeated loads). For every step
+and variant measured in both (for loads, the one load), compare p50, p90, p99 and
+mean latency, throughput and the error rate: the NEW/BASE ratio (for errors the
 difference NEW − BASE, in percentage points) with its 95% confidence interval,
-the number of runs or requests behind it, and a verdict: faster, slower, or the
-same within noise (the interval contains 1, or 0 for errors).
+the number of runs or requests behind it, and a verdict: faster, slower, the same
+within noise (a bounded interval containing 1, or 0 for errors), or unknown (no
+interval, or an unbounded one).
 
-Where the interval comes from, as printed with each comparison:
-  runs             at least two runs a side: one value per run, the interval from
-                   how the runs spread (Fieller's interval for the ratio of means,
-                   Welch's for the difference of error rates). The run is the unit
-                   of replication: it includes what changes between deployments.
-  block-bootstrap  a single run on a side: a circular-block bootstrap over time within
-                   each run (latencies and failures in send order, completions per
-                   second), BASE and NEW resampled independently. Requests are never
-                   resampled one by one: neighbours are correlated. The interval says
-                   how much the numbers would move if the runs went on, not what a
-                   new deployment would do: repeat runs for that.
+Where the interval comes from, by the runs on each side, as printed with each
+comparison:
+  runs             two or more runs a side: one value per run, the interval from how
+                   the runs spread (Fieller's interval for the ratio of means, cut at
+                   0; unbounded when BASE's runs are too few or too spread, and then
+                   unknown; Welch's for the difference of error rates). The run is the
+                   unit of replication: it includes what changes between deployments.
+  noise-model      one run on a side, with --noise: NEW/BASE × exp(±t·σ·√(1/nBASE +
+                   1/nNEW)), σ the metric's run-to-run spread of logs measured on A/A
+                   runs, t on its degrees of freedom (the A/A pairs).
+  one-vs-runs      one run against several, without --noise: the several give σ (the
+                   standard deviation of their logs, n − 1 degrees of freedom), taken
+                   to hold for the one run too; the several are not concatenated.
+  block-bootstrap  one run a side, without --noise: a circular-block bootstrap over
+                   time within each run (latencies and failures in send order,
+                   completions per second), BASE and NEW resampled independently.
+                   The interval says how much the numbers would move if the runs went
+                   on, not what a new deployment would do: --fail-if refuses it.
 
---fail-if RULE (repeatable) exits 1 when NEW is worse than BASE beyond a margin
-with its whole interval past it:
+--noise DIR is a run directory whose study deploys an A/A twin (pairs: the twin and
+its variant in each repetition and step, both passing the noise audit), or a
+directory of several load --out directories of the same system (pairs: first and
+second in name order, third and fourth, ...). The spread is pooled over steps.
+
+--fail-if RULE (repeatable) exits 1 when NEW is worse than BASE beyond a margin:
   p50>+10%  p90>+10%  p99>+10%  mean>+10%   latency up by more than 10%
   throughput<-5%                            throughput down by more than 5%
   errors>+1%                                error rate up by more than 1 percentage point
+Each rule on each comparison is one test; over k tests each is made at the
+one-sided level 1 − 0.05/k (Bonferroni; Holm's procedure fails the same builds),
+so that a build no worse than every limit fails at most 5% of the time for the
+whole comparison, however many steps and variants it has. A test fails when its
+one-sided bound lies past the limit; one whose interval is unbounded at that level
+cannot fail, and the output counts those. With one run a side and no --noise the
+gate refuses (exit 2): one run cannot tell a regression from deployment noise.
 
 Exit status: 0 no rule breached, 1 a rule breached (or the results could not be
-read), 2 bad usage (unknown metric, malformed rule, a directory that holds
-neither kind of result, nothing in common).`,
+read), 2 bad usage (unknown metric, malformed rule, a directory that holds no
+result, nothing in common, --fail-if on one run a side without --noise).`,
 		Example: `  msbench compare results/load-before results/load-after
   msbench compare --fail-if 'p99>+10%' --fail-if 'throughput<-5%' results/base results/new
+  msbench compare --fail-if 'p99>+10%' --noise results/aa results/load-before results/load-after
   msbench compare --json results/cache-quick-20260101-120000 results/cache-quick-20260102-120000`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -66,6 +88,7 @@ neither kind of result, nothing in common).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringArrayVar(&f.failIf, "fail-if", nil, "exit 1 when NEW is worse beyond a margin, e.g. 'p99>+10%' or 'throughput<-5%' (repeatable)")
+	fl.StringVar(&f.noise, "noise", "", "A/A runs giving the run-to-run noise for one run a side: a directory of several load --out directories of one system, or a run directory with an A/A twin")
 	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON")
 	fl.IntVar(&f.resamples, "resamples", compare.DefaultResamples, "block bootstrap resamples (single runs)")
 	fl.Uint64Var(&f.seed, "seed", 1, "block bootstrap seed: the same seed gives the same intervals")
@@ -92,11 +115,19 @@ func runCompare(cmd *cobra.Command, f compareFlags, baseDir, newDir string) erro
 	if err != nil {
 		return asUsage(err)
 	}
-	report, err := compare.Compare(base, next, compare.Options{Resamples: f.resamples, Seed: f.seed})
+	opt := compare.Options{Resamples: f.resamples, Seed: f.seed}
+	if f.noise != "" {
+		if opt.Noise, err = compare.OpenNoise(f.noise); err != nil {
+			return asUsage(err)
+		}
+	}
+	report, err := compare.Compare(base, next, opt)
 	if err != nil {
 		return asUsage(err)
 	}
-	report.Apply(rules)
+	if err := report.Apply(rules); err != nil {
+		return asUsage(err)
+	}
 	if f.json {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")

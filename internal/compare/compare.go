@@ -22,7 +22,10 @@ var Metrics = []string{"p50", "p90", "p99", "mean", "throughput", "errors"}
 // Verdicts. Latency is faster when the whole interval of NEW/BASE lies
 // below 1 and slower when it lies above; throughput the other way round;
 // errors compare by difference, more or fewer when the whole interval lies
-// on one side of 0. Anything else is the same within noise.
+// on one side of 0. A bounded interval across the line is the same within
+// noise; an unbounded one (Fieller's, when BASE's runs are too few or too
+// spread to tell their mean from 0) says nothing, so it is unknown, as is
+// no interval at all.
 const (
 	VerdictFaster      = "faster"
 	VerdictSlower      = "slower"
@@ -30,22 +33,37 @@ const (
 	VerdictMoreErrors  = "more errors"
 	VerdictFewerErrors = "fewer errors"
 	VerdictUnknown     = "unknown (no interval)"
+	VerdictUnbounded   = "unknown (unbounded interval)"
 )
 
-// Methods of Comparison.
+// Methods of Comparison, by the runs on each side. Each run gives one
+// value per metric (from its summary.json) except under MethodBlock.
 const (
-	// MethodRuns: at least two runs a side; each run gives one value per
-	// metric (from its summary.json), and the interval comes from how the
-	// runs spread: stats.RunRatio (ratio of means, Fieller–Welch) and, for
-	// errors, stats.RunDiff (difference of means, Welch).
+	// MethodRuns: at least two runs a side; the interval comes from how
+	// the runs spread: stats.RunRatioIn (ratio of means, Fieller–Welch,
+	// clamped at 0) and, for errors, stats.RunDiff (difference of means,
+	// Welch, clamped to ±100 points).
 	MethodRuns = "runs"
-	// MethodBlock: a single run on either side; the interval comes from a
-	// circular-block bootstrap over time within each side's records
+	// MethodNoise: one run on a side (against one or several) and a noise
+	// model (--noise): NEW/BASE × exp(±t·σ̂·√(1/nBASE + 1/nNEW)), σ̂ the
+	// metric's run-to-run spread of logs measured on A/A runs and t on its
+	// degrees of freedom (errors: the same on the difference). The A/A
+	// runs' spread already holds the sampling error within a run of their
+	// length, so the block bootstrap is not added to it.
+	MethodNoise = "noise-model"
+	// MethodOneVsRuns: one run against several, no noise model: the
+	// several give the run-to-run spread (the standard deviation of their
+	// logs, n − 1 degrees of freedom), taken to hold for the single run
+	// too, and the interval is MethodNoise's with that spread. The several
+	// are never concatenated into one long run.
+	MethodOneVsRuns = "one-vs-runs"
+	// MethodBlock: one run a side and no noise model; the interval comes
+	// from a circular-block bootstrap over time within each side's records
 	// (latencies and failures in send order, completions per interval),
 	// BASE and NEW resampled independently and the ratio (or difference)
 	// of their statistics taken resample by resample. It shows how much
 	// the numbers would move if the runs went on, not how much a new
-	// deployment would move them.
+	// deployment would move them, so --fail-if refuses it (Apply).
 	MethodBlock = "block-bootstrap"
 )
 
@@ -55,6 +73,9 @@ type Options struct {
 	Resamples int     // block bootstrap resamples; 0 means DefaultResamples
 	Seed      uint64  // block bootstrap seed: the same seed gives the same intervals
 	Workers   int     // cells bootstrapped at once; 0 means GOMAXPROCS
+	// Noise is the run-to-run noise model for comparisons with one run on
+	// a side; nil for none.
+	Noise *Noise
 }
 
 // DefaultResamples is the block bootstrap's default: enough for the
@@ -95,7 +116,15 @@ type Report struct {
 	New         Side         `json:"new"`
 	Level       float64      `json:"level"`
 	Comparisons []Comparison `json:"comparisons"`
-	FailIf      []RuleResult `json:"fail_if"`
+	// Noise is the noise model given, nil for none.
+	Noise *Noise `json:"noise,omitempty"`
+	// Notes say what the options did not do (a noise model no comparison
+	// needed).
+	Notes []string `json:"notes,omitempty"`
+	// Gate says how the --fail-if rules were tested together; nil
+	// without rules.
+	Gate   *Gate        `json:"gate,omitempty"`
+	FailIf []RuleResult `json:"fail_if"`
 	// Failed is true when some --fail-if rule was breached.
 	Failed bool `json:"failed"`
 }
@@ -160,6 +189,9 @@ type MetricResult struct {
 	NewN     int64  `json:"new_n"`
 	NUnit    string `json:"n_unit"` // runs, requests, or intervals (throughput's per-interval counts)
 	Verdict  string `json:"verdict"`
+	// ci is the interval at any level, for the gate's adjusted level; nil
+	// when there is none (a result read back from JSON).
+	ci func(level float64) (lo, hi float64)
 }
 
 // Compare compares every step and variant present in both sources.
@@ -186,6 +218,7 @@ func Compare(base, new *Source, opt Options) (*Report, error) {
 		New:         Side{Dir: new.Dir, Kind: new.Kind, Notes: new.Notes},
 		Level:       opt.Level,
 		Comparisons: make([]Comparison, len(pairs)),
+		Noise:       opt.Noise,
 		FailIf:      []RuleResult{},
 	}
 	errs := make([]error, len(pairs))
@@ -204,6 +237,9 @@ func Compare(base, new *Source, opt Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if opt.Noise != nil && !slices.ContainsFunc(r.Comparisons, func(c Comparison) bool { return c.Method == MethodNoise }) {
+		r.Notes = append(r.Notes, "the noise model is not used: every comparison has two or more runs a side, whose spread already holds the run-to-run noise")
+	}
 	return r, nil
 }
 
@@ -219,11 +255,36 @@ func comparePair(p pair, index int, opt Options) (Comparison, error) {
 		c.NewRequests += u.Summary.Requests
 	}
 	c.Warnings = append(warnings("BASE", p.base), warnings("NEW", p.new)...)
-	if min(c.BaseRuns, c.NewRuns) >= 2 {
+	switch {
+	case min(c.BaseRuns, c.NewRuns) >= 2:
 		compareRuns(&c, p, opt.Level)
-		return c, nil
+	case opt.Noise != nil:
+		c.Method = MethodNoise
+		c.MethodDetail = fmt.Sprintf("%d vs %d runs, one value per run from its summary; NEW/BASE × exp(±t·σ·√(1/%d + 1/%d)), σ each metric's run-to-run spread measured on %d A/A pairs (%s), errors the same on the difference",
+			c.BaseRuns, c.NewRuns, c.BaseRuns, c.NewRuns, opt.Noise.Pairs, opt.Noise.Dir)
+		compareSpread(&c, p, opt.Level, opt.Noise.spread)
+	case max(c.BaseRuns, c.NewRuns) >= 2:
+		several, side := p.base, "BASE"
+		if c.NewRuns > c.BaseRuns {
+			several, side = p.new, "NEW"
+		}
+		c.Method = MethodOneVsRuns
+		c.MethodDetail = fmt.Sprintf("%d vs %d runs, one value per run from its summary; the run-to-run spread is %s's %d runs' (not concatenated), taken to hold for the single run too: NEW/BASE × exp(±t·σ·√(1/%d + 1/%d)) with %d degrees of freedom",
+			c.BaseRuns, c.NewRuns, side, len(several.Units), c.BaseRuns, c.NewRuns, len(several.Units)-1)
+		compareSpread(&c, p, opt.Level, func(metric string) stats.Spread {
+			xs := runValues(several, metric)
+			if metric == "errors" {
+				return stats.SampleSpread(xs)
+			}
+			for i, x := range xs {
+				xs[i] = math.Log(x) // NaN for a value not positive, and so no spread
+			}
+			return stats.SampleSpread(xs)
+		})
+	default:
+		return c, compareBlock(&c, p, index, opt)
 	}
-	return c, compareBlock(&c, p, index, opt)
+	return c, nil
 }
 
 // warnings lists what makes a side's numbers doubtful.
@@ -280,28 +341,62 @@ func runValue(s metrics.Summary, metric string) float64 {
 	return math.NaN()
 }
 
+func runValues(c *Cell, metric string) []float64 {
+	xs := make([]float64, len(c.Units))
+	for i, u := range c.Units {
+		xs[i] = runValue(u.Summary, metric)
+	}
+	return xs
+}
+
+// errorRange is the range of a difference of error shares.
+var errorRange = stats.Range{Lo: -1, Hi: 1}
+
 func compareRuns(c *Comparison, p pair, level float64) {
 	c.Method = MethodRuns
-	c.MethodDetail = fmt.Sprintf("%d vs %d runs, one value per run from its summary; ratio of means with Fieller's interval (Welch degrees of freedom), errors by difference with Welch's interval",
+	c.MethodDetail = fmt.Sprintf("%d vs %d runs, one value per run from its summary; ratio of means with Fieller's interval (Welch degrees of freedom, cut at 0), errors by difference with Welch's interval",
 		c.BaseRuns, c.NewRuns)
+	fromRuns(c, p, level, func(metric string, b, n []float64, level float64) (est, lo, hi float64) {
+		if metric == "errors" {
+			est, lo, hi, _ = stats.RunDiff(b, n, level)
+			return est, errorRange.Clamp(lo), errorRange.Clamp(hi)
+		}
+		est, lo, hi, _ = stats.RunRatioIn(b, n, level, stats.NonNegative)
+		return est, lo, hi
+	})
+}
+
+// compareSpread gives each metric the interval of a known run-to-run
+// spread (Spread.RatioCI, or DiffCI for errors) around the ratio (or
+// difference) of the sides' means.
+func compareSpread(c *Comparison, p pair, level float64, spread func(metric string) stats.Spread) {
+	fromRuns(c, p, level, func(metric string, b, n []float64, level float64) (est, lo, hi float64) {
+		s := spread(metric)
+		if metric == "errors" {
+			est = stats.Mean(n) - stats.Mean(b)
+			lo, hi = s.DiffCI(est, len(b), len(n), level)
+			return est, errorRange.Clamp(lo), errorRange.Clamp(hi)
+		}
+		est = ratio(stats.Mean(n), stats.Mean(b))
+		lo, hi = s.RatioCI(est, len(b), len(n), level)
+		return est, lo, hi
+	})
+}
+
+// fromRuns fills c's metrics from the per-run values of both sides, with
+// interval giving the estimate and its interval at a level.
+func fromRuns(c *Comparison, p pair, level float64, interval func(metric string, b, n []float64, level float64) (est, lo, hi float64)) {
 	for _, m := range Metrics {
-		var b, n []float64
-		for _, u := range p.base.Units {
-			b = append(b, runValue(u.Summary, m))
-		}
-		for _, u := range p.new.Units {
-			n = append(n, runValue(u.Summary, m))
-		}
+		b, n := runValues(p.base, m), runValues(p.new, m)
 		res := MetricResult{Metric: m, Unit: unitOf(m), Change: changeOf(m), Base: Num(stats.Mean(b)), New: Num(stats.Mean(n)),
 			BaseN: int64(len(b)), NewN: int64(len(n)), NUnit: "runs"}
-		var est, lo, hi float64
-		if m == "errors" {
-			est, lo, hi, _ = stats.RunDiff(b, n, level)
-		} else {
-			est, lo, hi, _ = stats.RunRatio(b, n, level)
-		}
+		est, lo, hi := interval(m, b, n, level)
 		res.Estimate, res.Lo, res.Hi = Num(est), Num(lo), Num(hi)
 		res.Verdict = verdict(m, lo, hi)
+		res.ci = func(level float64) (lo, hi float64) {
+			_, lo, hi = interval(m, b, n, level)
+			return lo, hi
+		}
 		c.Metrics = append(c.Metrics, res)
 	}
 }
@@ -310,6 +405,9 @@ func compareRuns(c *Comparison, p pair, level float64) {
 func verdict(metric string, lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return VerdictUnknown
+	}
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return VerdictUnbounded
 	}
 	switch metric {
 	case "errors":
@@ -349,55 +447,44 @@ type series struct {
 // of 20 s or more are counted per second, shorter runs in 20 intervals.
 const minIntervals = 20
 
-func readSeries(c *Cell) (*series, error) {
+// readSeries reads one run's records (the block bootstrap compares one
+// run a side).
+func readSeries(u Unit) (*series, error) {
 	s := &series{}
-	// Several runs on one side (compared with a single run on the other)
-	// are concatenated in repetition order; the few blocks that straddle
-	// two runs do not matter, but the runs' differences are not an
-	// interval's worth of information and the method detail says so.
-	for _, u := range c.Units {
-		rows, err := readRows(u.Dir)
-		if err != nil {
-			return nil, err
+	rows, err := readRows(u.Dir)
+	if err != nil || len(rows) == 0 {
+		return s, err
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.Intended, b.Intended), cmp.Compare(a.Seq, b.Seq))
+	})
+	t0, t1 := rows[0].Intended, int64(math.MinInt64)
+	for _, r := range rows {
+		s.latency = append(s.latency, r.LatencyMs)
+		f := 0.0
+		if r.Error != "" {
+			f = 1
 		}
-		slices.SortFunc(rows, func(a, b row) int {
-			return cmp.Or(cmp.Compare(a.Intended, b.Intended), cmp.Compare(a.Seq, b.Seq))
-		})
-		if len(rows) == 0 {
-			continue
+		s.failed = append(s.failed, f)
+		t1 = max(t1, r.Intended+int64(r.LatencyMs*1e6))
+	}
+	span := float64(t1-t0) / 1e9
+	s.interval = 1.0
+	if span < minIntervals {
+		s.interval = span / minIntervals
+	}
+	if !(s.interval > 0) {
+		return s, nil
+	}
+	counts := make([]float64, int(span/s.interval))
+	for _, r := range rows {
+		done := float64(r.Intended+int64(r.LatencyMs*1e6)-t0) / 1e9
+		if i := int(done / s.interval); i < len(counts) {
+			counts[i]++
 		}
-		t0, t1 := rows[0].Intended, int64(math.MinInt64)
-		for _, r := range rows {
-			s.latency = append(s.latency, r.LatencyMs)
-			f := 0.0
-			if r.Error != "" {
-				f = 1
-			}
-			s.failed = append(s.failed, f)
-			t1 = max(t1, r.Intended+int64(r.LatencyMs*1e6))
-		}
-		span := float64(t1-t0) / 1e9
-		width := 1.0
-		if span < minIntervals {
-			width = span / minIntervals
-		}
-		if !(width > 0) {
-			continue
-		}
-		if s.interval == 0 {
-			s.interval = width
-		}
-		s.interval = math.Min(s.interval, width)
-		counts := make([]float64, int(span/width))
-		for _, r := range rows {
-			done := float64(r.Intended+int64(r.LatencyMs*1e6)-t0) / 1e9
-			if i := int(done / width); i < len(counts) {
-				counts[i]++
-			}
-		}
-		for _, k := range counts {
-			s.rate = append(s.rate, k/width)
-		}
+	}
+	for _, k := range counts {
+		s.rate = append(s.rate, k/s.interval)
 	}
 	return s, nil
 }
@@ -445,7 +532,7 @@ func compareBlock(c *Comparison, p pair, index int, opt Options) error {
 	sides := [2]*Cell{p.base, p.new}
 	var boots [2]*boot
 	for i, cell := range sides {
-		s, err := readSeries(cell)
+		s, err := readSeries(cell.Units[0])
 		if err != nil {
 			return err
 		}
@@ -455,10 +542,10 @@ func compareBlock(c *Comparison, p pair, index int, opt Options) error {
 	}
 	base, new := boots[0], boots[1]
 	c.Method = MethodBlock
-	c.MethodDetail = fmt.Sprintf("circular-block bootstrap over time within each run (%s), "+
+	c.MethodDetail = fmt.Sprintf("circular-block bootstrap over time within each run (1 vs 1 run), "+
 		"blocks of %d (BASE) and %d (NEW) requests by the Politis–White rule, %d resamples each, "+
-		"throughput from completions per %s; run-to-run variation is not in these intervals",
-		runsNote(c), base.blockLat, new.blockLat, opt.Resamples, intervalName(math.Min(base.interval, new.interval)))
+		"throughput from completions per %s; run-to-run variation is not in these intervals, so --fail-if refuses them",
+		base.blockLat, new.blockLat, opt.Resamples, intervalName(math.Min(base.interval, new.interval)))
 	for i, m := range Metrics {
 		res := MetricResult{Metric: m, Unit: unitOf(m), Change: changeOf(m), Base: Num(base.est[i]), New: Num(new.est[i]),
 			BaseN: int64(base.requests), NewN: int64(new.requests), NUnit: "requests"}
@@ -502,15 +589,6 @@ func ratio(x, y float64) float64 {
 		return math.Inf(1)
 	}
 	return x / y
-}
-
-func runsNote(c *Comparison) string {
-	switch {
-	case c.BaseRuns == 1 && c.NewRuns == 1:
-		return "1 vs 1 run"
-	default:
-		return fmt.Sprintf("%d vs %d runs: the side with several has them concatenated, since a single run cannot be compared run by run", c.BaseRuns, c.NewRuns)
-	}
 }
 
 func intervalName(width float64) string {

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -90,6 +91,16 @@ func writeRunDir(t testing.TB, loads []load) string {
 
 func compareDirs(t *testing.T, base, new string, rules ...string) *Report {
 	t.Helper()
+	r, err := compareWith(t, base, new, Options{Seed: 1}, rules...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// compareWith is compareDirs with options, returning Apply's error.
+func compareWith(t *testing.T, base, new string, opt Options, rules ...string) (*Report, error) {
+	t.Helper()
 	b, err := Open(base)
 	if err != nil {
 		t.Fatal(err)
@@ -98,20 +109,24 @@ func compareDirs(t *testing.T, base, new string, rules ...string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Compare(b, n, Options{Seed: 1})
+	r, err := Compare(b, n, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, r.Apply(parseRules(t, rules...))
+}
+
+func parseRules(t testing.TB, texts ...string) []Rule {
+	t.Helper()
 	var parsed []Rule
-	for _, text := range rules {
+	for _, text := range texts {
 		rule, err := ParseRule(text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		parsed = append(parsed, rule)
 	}
-	r.Apply(parsed)
-	return r
+	return parsed
 }
 
 func verdicts(c *Comparison) map[string]string {
@@ -125,11 +140,16 @@ func verdicts(c *Comparison) map[string]string {
 // One load a side, NEW 20% slower throughout and failing 2% of requests:
 // the block bootstrap calls latency slower with the interval around 1.2,
 // throughput the same (the open model sends at the same rate), errors
-// more; p99>+10% is breached, p99>+30% is not.
+// more. The gate refuses one run a side; given a noise model of A/A loads
+// as long as these, p99>+10% is breached and p99>+30% is not.
 func TestCompareLoadDirsRegression(t *testing.T) {
 	base := writeLoadDir(t, load{n: 10000, rps: 500, medianMs: 2, scale: 1, seed: 1})
 	new := writeLoadDir(t, load{n: 10000, rps: 500, medianMs: 2, scale: 1.2, failEvery: 50, seed: 2})
-	r := compareDirs(t, base, new, "p99>+10%", "p99>+30%", "throughput<-5%", "errors>+1%")
+	rules := []string{"p99>+10%", "p99>+30%", "throughput<-5%", "errors>+1%"}
+	if _, err := compareWith(t, base, new, Options{Seed: 1}, rules...); !isUsage(err) || !strings.Contains(err.Error(), "one run a side") {
+		t.Errorf("--fail-if on one run a side without a noise model: %v, want a usage error", err)
+	}
+	r := compareDirs(t, base, new)
 	if len(r.Comparisons) != 1 {
 		t.Fatalf("%d comparisons, want the one load", len(r.Comparisons))
 	}
@@ -153,6 +173,34 @@ func TestCompareLoadDirsRegression(t *testing.T) {
 	if e := c.Metric("errors"); !(e.Lo < 0.02 && 0.02 < e.Hi) {
 		t.Errorf("errors: %+v, want an interval around +2 points", e)
 	}
+	var text strings.Builder
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + text.String())
+	for _, s := range []string{"block-bootstrap", "run-to-run variation is not in these intervals", "p99 ms", "slower"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("the text lacks %q", s)
+		}
+	}
+
+	// Six A/A loads, three pairs: the spread within runs of this length
+	// (no deployment offsets here), which the noise model then carries.
+	aa := t.TempDir()
+	for i := range 6 {
+		writeStep(t, results.StepDir(filepath.Join(aa, fmt.Sprintf("aa-%d", i))), load{n: 10000, rps: 500, medianMs: 2, scale: 1, seed: 100 + uint64(i)})
+	}
+	noise, err := OpenNoise(aa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = compareWith(t, base, new, Options{Seed: 1, Noise: noise}, rules...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Comparisons[0]; c.Method != MethodNoise || noise.Pairs != 3 {
+		t.Fatalf("with --noise: method %s, %d pairs", c.Method, noise.Pairs)
+	}
 	breached := map[string]bool{}
 	for _, res := range r.FailIf {
 		breached[res.Rule] = res.Breached
@@ -160,12 +208,15 @@ func TestCompareLoadDirsRegression(t *testing.T) {
 	if !breached["p99>+10%"] || breached["p99>+30%"] || breached["throughput<-5%"] || !breached["errors>+1%"] || !r.Failed {
 		t.Errorf("rules %v", breached)
 	}
-	var text strings.Builder
+	if g := r.Gate; g == nil || g.Tests != 4 || g.Correction != CorrectionBonferroni || math.Abs(g.TestLevel-(1-0.05/4)) > 1e-12 {
+		t.Errorf("gate %+v, want Bonferroni over 4 tests at 98.75%%", g)
+	}
+	text.Reset()
 	if err := WriteText(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + text.String())
-	for _, s := range []string{"block-bootstrap", "run-to-run variation is not in these intervals", "p99 ms", "slower", "fail-if p99>+10%: FAILED", "fail-if p99>+30%: passed"} {
+	for _, s := range []string{"noise-model", "NOISE " + aa + " (loads)", "p99: σ ", "gate: 4 tests", "one-sided 98.75%", "fail-if p99>+10%: FAILED", "fail-if p99>+30%: passed"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("the text lacks %q", s)
 		}
@@ -184,18 +235,16 @@ func maps(a, b map[string]string) bool {
 	return true
 }
 
-// A/A with single runs: the same system loaded twice (different seeds)
-// breaches no rule, and the verdicts are mostly "same": over 8 pairs and
-// 6 metrics, a 95% interval should miss in about 5% of them.
+// A/A with single runs: the same system loaded twice (different seeds,
+// no deployment offsets) gets verdicts that are mostly "same": over 8
+// pairs and 6 metrics, a 95% block-bootstrap interval should miss in about
+// 5% of them.
 func TestCompareLoadDirsAA(t *testing.T) {
 	different := 0
 	for seed := range uint64(8) {
 		base := writeLoadDir(t, load{n: 3000, rps: 500, medianMs: 2, scale: 1, seed: 10 + 2*seed})
 		new := writeLoadDir(t, load{n: 3000, rps: 500, medianMs: 2, scale: 1, seed: 11 + 2*seed})
-		r := compareDirs(t, base, new, "p99>+10%", "mean>+5%", "throughput<-5%", "errors>+1%")
-		if r.Failed {
-			t.Errorf("A/A pair %d breached %v", seed, r.Breaches())
-		}
+		r := compareDirs(t, base, new)
 		for m, v := range verdicts(&r.Comparisons[0]) {
 			if v != VerdictSame {
 				different++
@@ -249,10 +298,12 @@ func TestCompareRunDirs(t *testing.T) {
 	if c := r.Comparisons[0]; c.Method != MethodBlock || c.Label() != "steady go vs load" {
 		t.Errorf("run vs load: %s %s", c.Label(), c.Method)
 	}
-	// Two runs against one: block bootstrap, and the detail says why.
-	r = compareDirs(t, writeRunDir(t, reps(1, 5)[:2]), one)
-	if c := r.Comparisons[0]; c.Method != MethodBlock || !strings.Contains(c.MethodDetail, "2 vs 1 runs") {
-		t.Errorf("2 vs 1 runs: %s: %s", c.Method, c.MethodDetail)
+	// Three runs against one: the three give the spread, the detail says
+	// so, and the gate may read it.
+	r = compareDirs(t, writeRunDir(t, reps(1, 5)[:3]), one, "p99>+10%")
+	if c := r.Comparisons[0]; c.Method != MethodOneVsRuns || !strings.Contains(c.MethodDetail, "BASE's 3 runs' (not concatenated)") ||
+		c.Metric("p99").NUnit != "runs" || r.Gate == nil || r.Gate.Tests != 1 {
+		t.Errorf("3 vs 1 runs: %s: %s", c.Method, c.MethodDetail)
 	}
 }
 

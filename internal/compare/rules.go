@@ -74,21 +74,56 @@ func (r Rule) Limit() float64 {
 	return 1 + r.Percent/100
 }
 
-// Breached reports whether a metric's whole interval lies past the rule's
-// limit on the worse side. An interval that could not be computed never
-// breaches a rule (the output says "unknown").
-func (r Rule) Breached(m *MetricResult) bool {
-	lo, hi := float64(m.Lo), float64(m.Hi)
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return false
+// bound is the end of m's interval at the given (two-sided) level that
+// must lie past the limit: the lower end where the metric gets worse by
+// going up, the upper for throughput. Not ok when the interval is
+// unknown or unbounded: that test cannot fail.
+func (r Rule) bound(m *MetricResult, level float64) (b float64, ok bool) {
+	if m.ci == nil {
+		return math.NaN(), false
+	}
+	lo, hi := m.ci(level)
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return math.NaN(), false
 	}
 	if r.Metric == "throughput" {
-		return hi < r.Limit()
+		return hi, true
 	}
-	return lo > r.Limit()
+	return lo, true
 }
 
-// RuleResult is one rule checked on one comparison.
+// past reports whether a bound lies past the rule's limit on the worse
+// side.
+func (r Rule) past(bound float64) bool {
+	if r.Metric == "throughput" {
+		return bound < r.Limit()
+	}
+	return bound > r.Limit()
+}
+
+// CorrectionBonferroni names the gate's multiplicity correction.
+const CorrectionBonferroni = "bonferroni"
+
+// Gate is how the --fail-if rules are tested together. Every rule on
+// every comparison it reads is one test of "NEW is worse than the
+// limit"; over k tests, each is made at the one-sided level 1 − α/k
+// (Bonferroni), α = 1 − the report's level, so that a build no worse than
+// every limit fails with probability at most α (5%) for the whole
+// comparison, whatever k and however the comparisons depend on each
+// other. Holm's step-down procedure would fail exactly the same builds:
+// its first step is this test at α/k, and the gate fails as soon as one
+// test does.
+type Gate struct {
+	Correction string  `json:"correction"`
+	Alpha      float64 `json:"alpha"`      // false-alarm rate for the whole comparison
+	Tests      int     `json:"tests"`      // k: each rule on each comparison it reads
+	TestLevel  float64 `json:"test_level"` // one-sided level of each test, 1 − α/k
+	// Unknown counts the tests with no bounded interval at TestLevel;
+	// they cannot fail, so the gate is blind there.
+	Unknown int `json:"unknown"`
+}
+
+// RuleResult is one rule tested on one comparison.
 type RuleResult struct {
 	Rule     string `json:"rule"`
 	Step     string `json:"step"`
@@ -96,15 +131,33 @@ type RuleResult struct {
 	Metric   string `json:"metric"`
 	Limit    Num    `json:"limit"`
 	Estimate Num    `json:"estimate"`
-	Lo       Num    `json:"ci_lo"`
+	Lo       Num    `json:"ci_lo"` // the comparison's interval at the report's level
 	Hi       Num    `json:"ci_hi"`
+	// Bound is the one-sided bound at the gate's TestLevel that decides:
+	// breached when it lies past Limit. Null when Unknown.
+	Bound    Num    `json:"bound"`
+	Unknown  bool   `json:"unknown"`
 	Breached bool   `json:"breached"`
+	Method   string `json:"method"`
+	BaseRuns int    `json:"base_runs"`
+	NewRuns  int    `json:"new_runs"`
 	label    string
 }
 
-// Apply checks every rule on every comparison, records the results in
-// r.FailIf and sets r.Failed when any rule was breached.
-func (r *Report) Apply(rules []Rule) {
+// Apply tests every rule on every comparison as Gate says, records the
+// results in r.FailIf and r.Gate and sets r.Failed when any rule was
+// breached. A rule that would read a comparison of one run a side without
+// a noise model (MethodBlock) is refused with a UsageError: its interval
+// lacks the run-to-run variation, and identical systems 20% apart from
+// one deployment to the next would fail a 10% rule about a quarter of the
+// time.
+func (r *Report) Apply(rules []Rule) error {
+	type test struct {
+		rule Rule
+		c    *Comparison
+		m    *MetricResult
+	}
+	var tests []test
 	for _, rule := range rules {
 		for i := range r.Comparisons {
 			c := &r.Comparisons[i]
@@ -112,35 +165,55 @@ func (r *Report) Apply(rules []Rule) {
 			if m == nil {
 				continue
 			}
-			res := RuleResult{Rule: rule.Text, Step: c.Step, Variant: c.Variant, Metric: rule.Metric, Limit: Num(rule.Limit()),
-				Estimate: m.Estimate, Lo: m.Lo, Hi: m.Hi, Breached: rule.Breached(m), label: c.Label()}
-			r.FailIf = append(r.FailIf, res)
-			r.Failed = r.Failed || res.Breached
+			if c.Method == MethodBlock {
+				return usagef("--fail-if %s: %s has one run a side, which cannot tell a regression from how far two deployments of one system come apart: "+
+					"give a side several runs (a directory of several msbench load --out directories) or pass --noise with A/A runs", rule.Text, c.Label())
+			}
+			tests = append(tests, test{rule, c, m})
 		}
 	}
+	if len(tests) == 0 {
+		return nil
+	}
+	alpha, k := 1-r.Level, float64(len(tests))
+	r.Gate = &Gate{Correction: CorrectionBonferroni, Alpha: alpha, Tests: len(tests), TestLevel: 1 - alpha/k}
+	// The one-sided bound at 1 − α/k is an end of the two-sided interval
+	// at 1 − 2α/k.
+	twoSided := 1 - 2*alpha/k
+	for _, t := range tests {
+		res := RuleResult{Rule: t.rule.Text, Step: t.c.Step, Variant: t.c.Variant, Metric: t.rule.Metric, Limit: Num(t.rule.Limit()),
+			Estimate: t.m.Estimate, Lo: t.m.Lo, Hi: t.m.Hi, Method: t.c.Method, BaseRuns: t.c.BaseRuns, NewRuns: t.c.NewRuns, label: t.c.Label()}
+		b, ok := t.rule.bound(t.m, twoSided)
+		res.Bound, res.Unknown, res.Breached = Num(b), !ok, ok && t.rule.past(b)
+		if res.Unknown {
+			r.Gate.Unknown++
+		}
+		r.FailIf = append(r.FailIf, res)
+		r.Failed = r.Failed || res.Breached
+	}
+	return nil
 }
 
 // Breaches lists the breached rules in one line each, e.g.
-// "p99>+10%: steady go: p99 1.22× (95% CI 1.15–1.30×), entirely above 1.10×".
+// "p99>+10%: steady go: p99 1.220× (95% CI 1.150–1.300×); one-sided 99.17%
+// lower bound 1.130× above 1.100× (Bonferroni over 6 tests; 5 vs 5 runs)".
 func (r *Report) Breaches() []string {
 	var out []string
 	for _, res := range r.FailIf {
 		if res.Breached {
-			out = append(out, res.describe(r.Level))
+			out = append(out, res.describe(r.Level, r.Gate))
 		}
 	}
 	return out
 }
 
-func (res RuleResult) describe(level float64) string {
-	where := "above"
+func (res RuleResult) describe(level float64, g *Gate) string {
+	side, where := "lower", "above"
 	if res.Metric == "throughput" {
-		where = "below"
+		side, where = "upper", "below"
 	}
-	if res.Metric == "errors" {
-		return fmt.Sprintf("%s: %s: errors %s (%s%% CI %s to %s), entirely %s %s", res.Rule, res.label,
-			points(float64(res.Estimate)), pct(level), points(float64(res.Lo)), points(float64(res.Hi)), where, points(float64(res.Limit)))
-	}
-	return fmt.Sprintf("%s: %s: %s %s× (%s%% CI %s–%s×), entirely %s %s×", res.Rule, res.label, res.Metric,
-		ratio3(float64(res.Estimate)), pct(level), ratio3(float64(res.Lo)), ratio3(float64(res.Hi)), where, ratio3(float64(res.Limit)))
+	diff := res.Metric == "errors"
+	change, ci, bound, limit := changeText(diff, res.Estimate), ciText(diff, res.Lo, res.Hi), changeText(diff, res.Bound), changeText(diff, res.Limit)
+	return fmt.Sprintf("%s: %s: %s %s (%s%% CI %s); one-sided %s%% %s bound %s %s %s (Bonferroni over %d test%s; %d vs %d runs)",
+		res.Rule, res.label, res.Metric, change, pct(level), ci, pct(g.TestLevel), side, bound, where, limit, g.Tests, plural(g.Tests), res.BaseRuns, res.NewRuns)
 }

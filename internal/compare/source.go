@@ -33,8 +33,9 @@ func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(for
 
 // Kinds of Source.
 const (
-	KindRun  = "run"  // a directory of msbench run (state.json)
-	KindLoad = "load" // a directory of msbench load --out (summary.json, records.parquet)
+	KindRun   = "run"   // a directory of msbench run (state.json)
+	KindLoad  = "load"  // a directory of msbench load --out (summary.json, records.parquet)
+	KindLoads = "loads" // a directory of several msbench load --out directories, each one run
 )
 
 // Source is one side of a comparison: a run directory or a load directory
@@ -48,8 +49,8 @@ type Source struct {
 }
 
 // Cell is everything one side measured of one step of one variant: one
-// unit per repetition. A load directory has one cell with empty Step and
-// Variant.
+// unit per repetition. A load directory, or a directory of several, has
+// one cell with empty Step and Variant (one unit per load).
 type Cell struct {
 	Step    string
 	Variant string
@@ -74,9 +75,11 @@ func (c *Cell) Label() string {
 	return c.Step + " " + c.Variant
 }
 
-// Open reads a run directory (through analysis.Load) or a load directory
-// (through results.StepDir). A directory that is neither is a UsageError;
-// a damaged one is an ordinary error.
+// Open reads a run directory (through analysis.Load), a load directory
+// (through results.StepDir), or a directory whose subdirectories are load
+// directories, each one run of the same system, in name order (so that a
+// CI job can repeat a load and compare the repetitions). A directory that
+// is none of these is a UsageError; a damaged one is an ordinary error.
 func Open(dir string) (*Source, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -88,21 +91,58 @@ func Open(dir string) (*Source, error) {
 	if results.Check(dir) == nil {
 		return openRun(dir)
 	}
+	u, err := openLoad(dir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
+			return nil, err
+		}
+		return &Source{Dir: dir, Kind: KindLoad, Cells: []*Cell{{Units: []Unit{u}}}}, nil
+	}
+	return openLoads(dir)
+}
+
+// openLoad reads one directory of msbench load --out as a unit; an error
+// wrapping fs.ErrNotExist when it is not one.
+func openLoad(dir string) (Unit, error) {
 	step := results.StepDir(dir)
 	_, recErr := os.Stat(step.RecordsPath())
 	s, err := step.ReadSummary()
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(recErr, fs.ErrNotExist):
-		return nil, usagef("%s is neither a run directory of msbench run (state.json) nor a directory of msbench load --out (summary.json and records.parquet)", dir)
 	case err != nil:
-		return nil, err
+		return Unit{}, err
 	case recErr != nil:
-		return nil, recErr
+		return Unit{}, recErr
 	}
-	if err := step.Check(s); err != nil {
+	return Unit{Rep: 1, Dir: step, Summary: s}, step.Check(s)
+}
+
+// openLoads reads the load directories directly under dir, one run each;
+// subdirectories without a summary.json (logs, anything else) are passed
+// over.
+func openLoads(dir string) (*Source, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
 		return nil, err
 	}
-	return &Source{Dir: dir, Kind: KindLoad, Cells: []*Cell{{Units: []Unit{{Rep: 1, Dir: step, Summary: s}}}}}, nil
+	c := &Cell{}
+	for _, e := range entries { // ReadDir sorts by name
+		if !e.IsDir() {
+			continue
+		}
+		u, err := openLoad(filepath.Join(dir, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		u.Rep = len(c.Units) + 1
+		c.Units = append(c.Units, u)
+	}
+	if len(c.Units) == 0 {
+		return nil, usagef("%s is neither a run directory of msbench run (state.json), nor a directory of msbench load --out (summary.json and records.parquet), nor a directory of several", dir)
+	}
+	return &Source{Dir: dir, Kind: KindLoads, Cells: []*Cell{c}}, nil
 }
 
 func openRun(dir string) (*Source, error) {
@@ -138,8 +178,9 @@ func plural(n int) string {
 type pair struct{ base, new *Cell }
 
 // match pairs the cells of base and new by step and variant. When nothing
-// matches by name and a side is a load directory holding its one load
-// while the other side also has a single cell, the two are compared.
+// matches by name and a side holds loads (its one cell has no step or
+// variant) while the other side also has a single cell, the two are
+// compared.
 func match(base, new *Source) ([]pair, error) {
 	var out []pair
 	for _, b := range base.Cells {
@@ -149,7 +190,7 @@ func match(base, new *Source) ([]pair, error) {
 			}
 		}
 	}
-	if len(out) == 0 && len(base.Cells) == 1 && len(new.Cells) == 1 && (base.Kind == KindLoad || new.Kind == KindLoad) {
+	if len(out) == 0 && len(base.Cells) == 1 && len(new.Cells) == 1 && (base.Kind != KindRun || new.Kind != KindRun) {
 		out = append(out, pair{base.Cells[0], new.Cells[0]})
 	}
 	if len(out) == 0 {

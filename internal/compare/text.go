@@ -22,18 +22,24 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  %s lacks: %s\n", side.name, n)
 		}
 	}
+	if n := r.Noise; n != nil {
+		fmt.Fprintf(&b, "NOISE %s (%s): run-to-run spread between two deployments of one system, from %d A/A pair%s\n", n.Dir, n.Kind, n.Pairs, plural(n.Pairs))
+		for _, s := range n.Spreads {
+			fmt.Fprintf(&b, "  %s: σ %s (95%% CI %s–%s, %d degrees of freedom)\n", s.Metric, spreadText(s, s.Sigma), spreadText(s, s.Lo), spreadText(s, s.Hi), s.DF)
+		}
+		for _, note := range n.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", note)
+		}
+	}
+	for _, note := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", note)
+	}
 	for _, c := range r.Comparisons {
 		fmt.Fprintf(&b, "\n%s — %s: %s\n", c.Label(), c.Method, c.MethodDetail)
 		rows := [][]string{{"metric", "BASE", "NEW", "NEW/BASE", pct(r.Level) + "% CI", "n", "verdict"}}
 		for _, m := range c.Metrics {
-			var change, ci string
-			if m.Change == "difference" {
-				change = points(float64(m.Estimate))
-				ci = points(float64(m.Lo)) + " to " + points(float64(m.Hi))
-			} else {
-				change = ratio3(float64(m.Estimate)) + "×"
-				ci = ratio3(float64(m.Lo)) + "–" + ratio3(float64(m.Hi)) + "×"
-			}
+			diff := m.Change == "difference"
+			change, ci := changeText(diff, m.Estimate), ciText(diff, m.Lo, m.Hi)
 			if math.IsNaN(float64(m.Lo)) {
 				ci = "–"
 			}
@@ -45,8 +51,12 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  warning: %s\n", wn)
 		}
 	}
-	if len(r.FailIf) > 0 {
-		b.WriteString("\n")
+	if g := r.Gate; g != nil {
+		fmt.Fprintf(&b, "\ngate: %d test%s (each --fail-if rule on each comparison it reads), each at one-sided %s%% (Bonferroni): a build no worse than every limit fails with probability at most %s%%\n",
+			g.Tests, plural(g.Tests), pct(g.TestLevel), pct(g.Alpha))
+		if g.Unknown > 0 {
+			fmt.Fprintf(&b, "gate: %d of the %d tests have no bounded interval at that level and cannot fail: give the sides more runs\n", g.Unknown, g.Tests)
+		}
 		seen := map[string]bool{}
 		for _, res := range r.FailIf {
 			if seen[res.Rule] {
@@ -54,17 +64,24 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 			seen[res.Rule] = true
 			var breaches []string
-			checked := 0
+			checked, unknown := 0, 0
 			for _, other := range r.FailIf {
 				if other.Rule == res.Rule {
 					checked++
+					if other.Unknown {
+						unknown++
+					}
 					if other.Breached {
-						breaches = append(breaches, other.describe(r.Level))
+						breaches = append(breaches, other.describe(r.Level, g))
 					}
 				}
 			}
 			if len(breaches) == 0 {
-				fmt.Fprintf(&b, "fail-if %s: passed (%d comparison%s)\n", res.Rule, checked, plural(checked))
+				blind := ""
+				if unknown > 0 {
+					blind = fmt.Sprintf("; %d unknown", unknown)
+				}
+				fmt.Fprintf(&b, "fail-if %s: passed (%d comparison%s%s)\n", res.Rule, checked, plural(checked), blind)
 				continue
 			}
 			fmt.Fprintf(&b, "fail-if %s: FAILED in %d of %d comparison%s\n", res.Rule, len(breaches), checked, plural(checked))
@@ -101,13 +118,22 @@ func nUnit(u string) string {
 // an error share.
 func value(m MetricResult, x Num) string {
 	f := float64(x)
+	switch {
+	case m.Unit == "share":
+		return percent(f, 2, "%")
+	case math.IsNaN(f):
+		return "–"
+	}
+	return sig4(f)
+}
+
+// percent prints a share ×100 with the given decimals and unit, "–" for
+// NaN.
+func percent(f float64, decimals int, unit string) string {
 	if math.IsNaN(f) {
 		return "–"
 	}
-	if m.Unit == "share" {
-		return strconv.FormatFloat(100*f, 'f', 2, 64) + "%"
-	}
-	return sig4(f)
+	return strconv.FormatFloat(100*f, 'f', decimals, 64) + unit
 }
 
 func sig4(x float64) string {
@@ -116,6 +142,32 @@ func sig4(x float64) string {
 	}
 	decimals := max(0, 3-int(math.Floor(math.Log10(math.Abs(x)))))
 	return strconv.FormatFloat(x, 'f', decimals, 64)
+}
+
+// changeText prints NEW/BASE as a ratio, or NEW − BASE in points when
+// diff.
+func changeText(diff bool, x Num) string {
+	if diff {
+		return points(float64(x))
+	}
+	return ratio3(float64(x)) + "×"
+}
+
+// ciText prints an interval as changeText prints its ends.
+func ciText(diff bool, lo, hi Num) string {
+	if diff {
+		return points(float64(lo)) + " to " + points(float64(hi))
+	}
+	return ratio3(float64(lo)) + "–" + ratio3(float64(hi)) + "×"
+}
+
+// spreadText prints a run-to-run spread: of logs as a percentage (σ 0.1
+// is about ±10%), of error shares in points.
+func spreadText(s NoiseSpread, x Num) string {
+	if s.Scale == "value" {
+		return percent(float64(x), 2, " pp")
+	}
+	return percent(float64(x), 1, "%")
 }
 
 // ratio3 prints a ratio with three decimals.
