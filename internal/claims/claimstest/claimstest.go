@@ -10,8 +10,8 @@ import (
 
 // Verdicts judges every claim of file on metrics with the noise model and
 // wants each one's verdict in want, none provisional, and a verdict named
-// for every claim. With reps > 0 every metric must have one value per
-// repetition.
+// for every claim. With reps > 0 every metric (every part of a
+// conjunction) must have one value per repetition.
 func Verdicts(t *testing.T, file *claims.File, metrics map[string]claims.Metric, noise claims.Noise, reps int, want map[string]string) {
 	t.Helper()
 	if len(file.Claims) != len(want) {
@@ -27,8 +27,14 @@ func Verdicts(t *testing.T, file *claims.File, metrics map[string]claims.Metric,
 		return
 	}
 	for id, m := range metrics {
-		if len(m.PerRun) != reps {
-			t.Errorf("metric %s has %d values, want one per repetition (%d)", id, len(m.PerRun), reps)
+		parts := m.All
+		if parts == nil {
+			parts = []claims.Part{{PerRun: m.PerRun}}
+		}
+		for _, p := range parts {
+			if len(p.PerRun) != reps {
+				t.Errorf("metric %s %s has %d values, want one per repetition (%d)", id, p.Label, len(p.PerRun), reps)
+			}
 		}
 	}
 }

@@ -303,7 +303,7 @@ func faasByDelay(cells map[faasCell]faasStages, frameworks, policies, delays []s
 	sec := analysis.Section{
 		Title: "Ranking and response delta at each link delay",
 		Text: []string{"Each link adds its delay one way to both directions of every connection it carries: the generator's requests to the gateway, and the gateway's calls to the RPC server (and, under the dial policy, the handshake of each new connection). " +
-			"Ranks come from the median over /empty, /math and /image of each framework's median latency; a change of rank smaller than the A/A noise floor is no change."},
+			"Ranks come from the median over /empty, /math and /image of each framework's median latency; a change of rank within the A/A noise (the noise model) is no change."},
 	}
 	table := analysis.Table{
 		Caption: "Per link delay and policy: frameworks fastest first (median latency in ms, median over the small endpoints), slowest/fastest, and the delta share (median over frameworks).",

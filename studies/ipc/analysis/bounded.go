@@ -74,30 +74,6 @@ func availability(mttf, mttr bounded) (bounded, bool) {
 	return bounded{1 / (1 + q.v), -q.dir}, true
 }
 
-// highest is the larger of several values: at least the largest value
-// known to be reached; exact when a measured value tops every bound.
-func highest(xs []bounded) (bounded, bool) {
-	if len(xs) == 0 {
-		return bounded{}, false
-	}
-	reached, ceiling, beyond := -1.0, -1.0, false
-	for _, x := range xs {
-		if x.dir == atMost {
-			ceiling = max(ceiling, x.v)
-			continue
-		}
-		reached = max(reached, x.v)
-		beyond = beyond || x.dir == atLeast
-	}
-	switch {
-	case beyond:
-		return bounded{reached, atLeast}, true
-	case reached >= ceiling:
-		return bounded{reached, exact}, true
-	}
-	return bounded{ceiling, atMost}, true
-}
-
 // mean is the arithmetic mean of values bounded the same way; false when
 // bounds point both ways.
 func mean(xs []bounded) (bounded, bool) {

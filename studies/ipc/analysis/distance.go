@@ -97,7 +97,7 @@ func (r *ipcRun) delaySection() (analysis.Section, error) {
 	sec := analysis.Section{
 		Title: "Throughput and latency against link delay",
 		Text: []string{"Each link adds its delay one way, to both directions of every connection between the gateway and a service or the broker, so every call's round trip gains twice the delay (for RabbitMQ: the request published to the broker and the reply taken from it); a page makes its five calls at once and waits for the slowest. " +
-			"Ranks come from each style's median over repetitions; a change of rank within the A/A noise floor is no change.",
+			"Ranks come from each style's median over repetitions; a change of rank within the A/A noise (the noise model) is no change.",
 			"In a saturated closed model a page waits seconds in queues and milliseconds of distance cannot show; under a fixed arrival rate below the knee they can, so the open steps measured at several delays are read for what distance costs each style. " +
 				"The links themselves add twice their one-way delay to a round trip (the links package's own test measures that); a cost that jumps at the first delay and then stays flat is paid by something in the system that waits once there is any distance at all."},
 	}
