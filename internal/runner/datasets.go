@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/results"
@@ -50,16 +51,37 @@ func resolveDatasets(s *study.Study, dataDir string, values map[string]string) (
 	return used, nil
 }
 
+// maxDatasetBytes bounds a dataset's file, which is read whole to digest it.
+const maxDatasetBytes = 1 << 30
+
+// digest reads a dataset's file: a regular file (a symlink's target is
+// what counts) of at most maxDatasetBytes. It opens without blocking and
+// checks what it opened, so that a FIFO, or a device such as /dev/zero,
+// is refused rather than read forever.
 func digest(path string) (string, int64, error) {
-	file, err := os.Open(path)
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", 0, err
 	}
 	defer file.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, file)
+	info, err := file.Stat()
 	if err != nil {
 		return "", 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s is not a regular file", path)
+	}
+	tooBig := fmt.Errorf("%s is over %d MiB, the most a dataset may be", path, maxDatasetBytes>>20)
+	if info.Size() > maxDatasetBytes {
+		return "", 0, tooBig
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(file, maxDatasetBytes+1))
+	if err != nil {
+		return "", 0, err
+	}
+	if n > maxDatasetBytes { // it grew while read
+		return "", 0, tooBig
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

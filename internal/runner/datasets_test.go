@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
@@ -12,11 +14,6 @@ import (
 
 func TestResolveDatasets(t *testing.T) {
 	s := &study.Study{Datasets: []study.Dataset{{Name: "places", File: "places.json", Otherwise: "{build.gen}/places.json"}}}
-	write := func(dir, content string) {
-		if err := os.WriteFile(filepath.Join(dir, "places.json"), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tests := []struct {
 		name           string
 		shared, stand  string // the files' contents, "" for none
@@ -28,7 +25,12 @@ func TestResolveDatasets(t *testing.T) {
 		{"neither", "", "", "", "", "places.json is absent, and its stand-in"},
 		// A shared file that is there but unreadable is no reason to
 		// measure the stand-in instead.
-		{"shared is a directory", "dir", `["stand-in"]`, "", "", "places.json: is a directory"},
+		{"shared is a directory", "dir", `["stand-in"]`, "", "", "places.json is not a regular file"},
+		// Reading these blocked, or never ended.
+		{"shared is a FIFO", "fifo", `["stand-in"]`, "", "", "places.json is not a regular file"},
+		{"shared is a symlink to /dev/zero", "zero", `["stand-in"]`, "", "", "places.json is not a regular file"},
+		{"shared is over the cap", "huge", `["stand-in"]`, "", "", "places.json is over 1024 MiB"},
+		{"stand-in is a FIFO", "", "fifo", "", "", "places.json is absent, and its stand-in: " + "BUILD/places.json is not a regular file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,22 +40,25 @@ func TestResolveDatasets(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			switch tc.shared {
-			case "":
-			case "dir":
-				if err := os.Mkdir(filepath.Join(data, "places.json"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				write(data, tc.shared)
-			}
-			if tc.stand != "" {
-				write(build, tc.stand)
+			for dir, content := range map[string]string{data: tc.shared, build: tc.stand} {
+				place(t, filepath.Join(dir, "places.json"), content)
 			}
 			values := map[string]string{"build.gen": build}
-			used, err := resolveDatasets(s, data, values)
+			done := make(chan error, 1)
+			var used map[string]results.DatasetFile
+			go func() {
+				var err error
+				used, err = resolveDatasets(s, data, values)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("resolving the datasets does not end")
+			}
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				if want := strings.ReplaceAll(tc.wantErr, "BUILD", build); err == nil || !strings.Contains(err.Error(), want) {
 					t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
 				}
 				return
@@ -67,5 +72,31 @@ func TestResolveDatasets(t *testing.T) {
 				t.Fatalf("resolved %+v, values %v", f, values)
 			}
 		})
+	}
+}
+
+// place makes path what the case says: nothing (""), a directory, a FIFO,
+// a symlink to /dev/zero, a sparse file over the cap, or a file of that
+// content.
+func place(t *testing.T, path, what string) {
+	t.Helper()
+	var err error
+	switch what {
+	case "":
+	case "dir":
+		err = os.Mkdir(path, 0o755)
+	case "fifo":
+		err = syscall.Mkfifo(path, 0o644)
+	case "zero":
+		err = os.Symlink("/dev/zero", path)
+	case "huge":
+		if err = os.WriteFile(path, nil, 0o644); err == nil {
+			err = os.Truncate(path, maxDatasetBytes+1)
+		}
+	default:
+		err = os.WriteFile(path, []byte(what), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
