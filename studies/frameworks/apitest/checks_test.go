@@ -150,8 +150,21 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 	t.Run("hostile-requests", func(t *testing.T) {
 		head := "GET /universities?country=Finland HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n" +
 			"Authorization: Bearer " + c.token + "\r\n"
-		cases := d.fw.hostile(hostile.Cases(head, hostile.Limits{ReadHeader: readHeaderTimeout, Read: readTimeout, MaxBody: maxBody}))
+		cases := d.fw.hostile(hostile.Cases(head, limits))
 		hostile.Check(t, d.fw.name, d.addr["ADDR"], cases, c.stillServes)
+	})
+
+	t.Run("hostile-backends", func(t *testing.T) {
+		for _, b := range d.fw.backends {
+			head := "GET " + b.path + " HTTP/1.1\r\nHost: " + b.name + "\r\nContent-Type: application/json\r\n"
+			cases := d.fw.backendHostile(hostile.Cases(head, limits))
+			direct := client{base: "http://" + d.addr[b.addr], http: c.http}
+			hostile.Check(t, d.fw.name+" "+b.name, d.addr[b.addr], cases, func(t *testing.T) {
+				if r := direct.get(t, b.path, ""); r.status != http.StatusOK {
+					t.Fatalf("%s: GET %s: %d %.200q, want 200", b.name, b.path, r.status, r.body)
+				}
+			})
+		}
 	})
 
 	// Last, because it changes the dataset: the Finnish universities are

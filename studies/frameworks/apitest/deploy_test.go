@@ -28,6 +28,9 @@ const (
 	maxBody = 100 << 10
 )
 
+// limits are the gateways' limits, as the hostile requests test them.
+var limits = hostile.Limits{ReadHeader: readHeaderTimeout, Read: readTimeout, MaxBody: maxBody}
+
 // framework is one system under test as its services/NAME/build.sh and
 // OUT/run.sh PROGRAM make and start it.
 type framework struct {
@@ -48,6 +51,10 @@ type framework struct {
 	// hostile adapts the standard hostile requests to what the framework's
 	// HTTP server does and cannot be configured out of.
 	hostile func([]hostile.Case) []hostile.Case
+	// backends are the programs behind the gateway that serve HTTP; the
+	// hostile requests go to them too, adapted by backendHostile.
+	backends       []backend
+	backendHostile func([]hostile.Case) []hostile.Case
 	// needs are the programs the build and the run need; without one the
 	// framework is skipped, saying so.
 	needs []string
@@ -61,6 +68,12 @@ type framework struct {
 type program struct {
 	name  string
 	ready func(addr map[string]string) proc.Check
+}
+
+// backend is a program behind the gateway that serves HTTP: at the address
+// in the variable addr, a GET of path answers 200.
+type backend struct {
+	name, addr, path string
 }
 
 // deployment is a framework's programs, started, on their own ports.

@@ -53,6 +53,29 @@ func frameworks() []framework {
 				// a drip keeps it open.
 				return slices.DeleteFunc(cases, func(c hostile.Case) bool { return c.Name == "slow headers" })
 			},
+			backends: []backend{
+				{"eureka", "EUREKA_ADDR", "/eureka/apps"},
+				{"hello", "HELLO_ADDR", "/"},
+				{"universities", "UNIVERSITIES_ADDR", "/universities?country=Finland"},
+			},
+			backendHostile: func(cases []hostile.Case) []hostile.Case {
+				for i, c := range cases {
+					switch c.Name {
+					case "oversized header":
+						// Tomcat's answer to a header over its limit.
+						cases[i].Statuses = []int{http.StatusBadRequest}
+					case "body shorter than its length", "malformed chunked body", "oversized body", "oversized chunked body":
+						// Tomcat answers a GET at once, without reading its
+						// body, which no controller reads, and then discards
+						// or closes what comes after.
+						cases[i].Statuses, cases[i].Limit = []int{http.StatusOK}, 0
+					}
+				}
+				// Tomcat bounds a header by its count of fields (100), not
+				// by time: a drip ends after 100 of them, as fast as they
+				// come.
+				return slices.DeleteFunc(cases, func(c hostile.Case) bool { return c.Name == "slow headers" })
+			},
 		},
 		{
 			name:         "nest",
