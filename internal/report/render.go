@@ -93,11 +93,11 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 	if title == "" {
 		title = ds.Study.Name
 	}
-	fmt.Fprintf(&b, "# %s\n\n%s\n\nPlots are in report.html beside this file.\n", title, subtitle(ds))
+	fmt.Fprintf(&b, "# %s\n\n%s\n\nPlots are in report.html beside this file.\n", mdLine(title), mdText(subtitle(ds)))
 	for _, s := range sections {
-		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
+		fmt.Fprintf(&b, "\n## %s\n\n", mdLine(s.Title))
 		for _, p := range s.Text {
-			fmt.Fprintf(&b, "%s\n\n", p)
+			fmt.Fprintf(&b, "%s\n\n", mdText(p))
 		}
 		if len(s.Claims) > 0 {
 			var rows [][]string
@@ -111,11 +111,11 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 		for _, t := range s.Tables {
 			mdTable(&b, t.Header, t.Rows)
 			if t.Caption != "" {
-				fmt.Fprintf(&b, "_%s_\n\n", t.Caption)
+				fmt.Fprintf(&b, "_%s_\n\n", mdLine(t.Caption))
 			}
 		}
 		for _, d := range s.Details {
-			fmt.Fprintf(&b, "%s: %s.\n\n", d.Summary, strings.Join(d.Items, ", "))
+			fmt.Fprintf(&b, "%s: %s.\n\n", mdText(d.Summary), mdText(strings.Join(d.Items, ", ")))
 		}
 	}
 	return b.Bytes()
@@ -172,8 +172,18 @@ func verdictClass(v string) string {
 	return "inconclusive"
 }
 
+// mdEscape writes the characters that start HTML as entities: Markdown
+// passes HTML through, and a study's fields (a title, a claim, a variant
+// value) are text, in report.md as in report.html (esc).
+var mdEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func mdText(s string) string { return mdEscape.Replace(s) }
+
+// mdLine is mdText kept on one line, for a heading, a caption or a cell.
+func mdLine(s string) string { return strings.ReplaceAll(mdText(s), "\n", " ") }
+
 func mdTable(b *bytes.Buffer, header []string, rows [][]string) {
-	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
+	cell := func(s string) string { return strings.ReplaceAll(mdLine(s), "|", `\|`) }
 	fmt.Fprintf(b, "| %s |\n|", strings.Join(mapStrings(header, cell), " | "))
 	for range header {
 		fmt.Fprint(b, " --- |")

@@ -1,0 +1,56 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// Text from a study's files is text in report.md as in report.html: no
+// field can inject HTML, and none breaks a table's row.
+func TestMarkdownEscapesStudyText(t *testing.T) {
+	const script, img = "<script>alert(1)</script>", `<img src=x onerror="alert(2)">`
+	ds := &analysis.Dataset{Study: &study.Study{Name: "x", Title: script + "\n# not a heading", Source: img}}
+	sections := []analysis.Section{{
+		Title:  "Step " + script,
+		Text:   []string{"the question: " + img},
+		Claims: []claims.Result{{Claim: claims.Claim{Text: script, Source: img, Published: "a | b"}, Region: img, Verdict: claims.Reproduced, Why: "x\ny"}},
+		Tables: []analysis.Table{{
+			Header:  []string{"variant", "p50"},
+			Rows:    [][]string{{script, "1|2"}, {"a\n| b | c", img}},
+			Caption: img + "\nnext",
+		}},
+	}}
+	md := string(renderMarkdown(ds, sections))
+	for _, bad := range []string{"<script", "<img", "\n# not a heading"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("report.md carries %q:\n%s", bad, md)
+		}
+	}
+	if !strings.Contains(md, "&lt;script&gt;alert(1)&lt;/script&gt;") || !strings.Contains(md, `&lt;img src=x onerror="alert(2)"&gt;`) {
+		t.Errorf("report.md lost the fields' text:\n%s", md)
+	}
+	// Every row of a table has its header's columns: a pipe in a cell is
+	// escaped, a newline kept off the row.
+	for _, table := range []struct{ head string }{{"| claim |"}, {"| variant |"}} {
+		at := strings.Index(md, table.head)
+		if at < 0 {
+			t.Fatalf("no table %q:\n%s", table.head, md)
+		}
+		lines := strings.Split(md[at:strings.Index(md[at:], "\n\n")+at], "\n")
+		want := columns(lines[0])
+		for _, l := range lines[1:] {
+			if columns(l) != want {
+				t.Errorf("row %q has %d columns, the header %d", l, columns(l), want)
+			}
+		}
+	}
+}
+
+// columns counts a Markdown table row's cells: its pipes not escaped.
+func columns(row string) int {
+	return strings.Count(row, "|") - strings.Count(row, `\|`) - 1
+}
