@@ -85,7 +85,7 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read study: %w", err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("read study: %s is not a regular file (%s)", path, info.Mode().Type())
+		return nil, fmt.Errorf("read study: %s is not a regular file", path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
