@@ -35,7 +35,7 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run <study name or file>",
 		Short: "Carry out a study: build, start, verify, load, measure, report",
-		Long: `Carry out a study from studies/<name>.yaml (or a file path): build each
+		Long: `Carry out a study from studies/NAME/study.yaml (or a file path): build each
 service once (cached on a hash of its sources), start the services on free
 loopback ports in dependency order for every variant, verify every target,
 run the warm-up and measured load steps, account each service's CPU and peak
@@ -52,7 +52,7 @@ Results go to results/<study>-<profile>-<time>/ step by step, so an
 interrupted run keeps what finished; --resume DIR continues it in the
 orders it began with.`,
 		Example: `  msbench run faas-gateway --profile quick
-  msbench run studies/faas-gateway.yaml --profile paper
+  msbench run studies/faas-gateway/study.yaml --profile paper
   msbench run faas-gateway --profile quick --seed 42
   msbench run faas-gateway --profile quick --no-placement
   msbench run ipc --profile quick --repetitions 3
@@ -112,6 +112,11 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	}
 	if f.unplaced {
 		s.Placement = &study.Placement{None: true}
+	}
+	// Interrupted while the study file was read (a large one takes a
+	// while): nothing ran, so there is no run directory to keep or resume.
+	if cmd.Context().Err() != nil {
+		return errInterrupted
 	}
 	opts := runner.Options{
 		Root:        root,
