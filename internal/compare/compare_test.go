@@ -392,3 +392,59 @@ func TestCompareJSONFields(t *testing.T) {
 		t.Errorf("round trip: %v, %+v", err, back)
 	}
 }
+
+// A run with its A/A twin is a noise model: one pair per step and
+// repetition, pooled, leaving out a pair whose unit failed the noise
+// audit; a run without a twin, or a single load, is none.
+func TestCompareNoiseFromTwin(t *testing.T) {
+	run, err := results.Create(t.TempDir(), "svc", "quick", time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.WriteProvenance(results.Provenance{Study: "svc", Profile: "quick"}); err != nil {
+		t.Fatal(err)
+	}
+	s := &study.Study{Name: "svc", Repetitions: 2, AA: "go", Variants: []study.Axis{{Name: "impl", Values: []string{"go"}}},
+		Load: study.Plan{Service: "api", Steps: []*study.Step{{Name: "steady"}, {Name: "burst"}}}}
+	if err := run.WriteStudy(nil, s); err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(0)
+	for rep := 1; rep <= 2; rep++ {
+		for _, v := range []string{"go", "go@aa"} {
+			for _, step := range []string{"steady", "burst"} {
+				seed++
+				dir := run.StepDir(rep, v, step)
+				writeStep(t, dir, load{n: 500, rps: 250, medianMs: 2, scale: 1 + 0.01*float64(seed%3), seed: seed})
+				if err := dir.WriteResources(results.StepResources{Method: "proc"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := dir.WriteAudit(results.Audit{OK: !(rep == 2 && v == "go@aa" && step == "burst")}); err != nil {
+					t.Fatal(err)
+				}
+				if err := run.MarkDone(results.UnitKey(rep, v, step)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	n, err := OpenNoise(run.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Kind != KindRun || n.Pairs != 3 || len(n.Notes) != 1 || !strings.Contains(n.Notes[0], "1 A/A pair left out") {
+		t.Errorf("noise %+v, want 3 pairs and the audited-out one noted", n)
+	}
+	for _, sp := range n.Spreads {
+		if (sp.Metric == "p50" || sp.Metric == "p99") && (sp.DF != 3 || !(sp.Sigma > 0) || !(sp.Lo < sp.Sigma && sp.Sigma < sp.Hi)) {
+			t.Errorf("%s: spread %+v, want a positive σ on 3 degrees of freedom", sp.Metric, sp)
+		}
+	}
+	noTwin := writeRunDir(t, []load{{n: 100, rps: 100, medianMs: 1, scale: 1, seed: 1}})
+	if _, err := OpenNoise(noTwin); !isUsage(err) || !strings.Contains(err.Error(), "no A/A twin") {
+		t.Errorf("a run without a twin: %v", err)
+	}
+	if _, err := OpenNoise(writeLoadDir(t, load{n: 100, rps: 100, medianMs: 1, scale: 1, seed: 1})); !isUsage(err) || !strings.Contains(err.Error(), "single load") {
+		t.Errorf("a single load: %v", err)
+	}
+}
