@@ -180,33 +180,29 @@ func (r *fwRun) vsOthers(fw string, c *fcase, f func(u *analysis.Unit) float64, 
 	return across(combine, append([]map[int]float64{r.authors(fw, c, f)}, others...)...)
 }
 
-// overCases combines, repetition by repetition, a per-step value over the
-// steps that measured it (worst: the largest or smallest, for a claim
-// that holds everywhere), and names the steps it combined.
-func (r *fwRun) overCases(cases []*fcase, pick func(a, b float64) float64, per func(c *fcase) map[int]float64) (map[int]float64, []string) {
-	out := map[int]float64{}
-	var used []string
+// pairwise are the comparisons a claim that fw is ahead everywhere
+// implies: fw's f over each other framework's, with their authors'
+// loading, in every step of cases that measured it, by repetition, named
+// "fw/other step"; nil when none was measured. A claim about the fastest or the leanest is all of
+// them at once (a conjunction): fw over the best of the others would be
+// biased, the best of several noisy values being too good even when all
+// are equal.
+func (r *fwRun) pairwise(cases []*fcase, fw string, others []string, f func(u *analysis.Unit) float64) []claims.Part {
+	var parts []claims.Part
+	measured := false
 	for _, c := range cases {
-		m := per(c)
-		if len(m) == 0 {
-			continue
-		}
-		used = append(used, c.label())
-		fold(out, m, pick)
-	}
-	return out, used
-}
-
-// fold merges m into out repetition by repetition, with pick where both
-// have a value.
-func fold(out, m map[int]float64, pick func(a, b float64) float64) {
-	for rep, x := range m {
-		if y, ok := out[rep]; ok {
-			out[rep] = pick(y, x)
-		} else {
-			out[rep] = x
+		for _, o := range others {
+			// A comparison not measured stays, empty: the claim cannot
+			// hold over a rival it was never compared with.
+			runs := byRep(across(ratio, r.authors(fw, c, f), r.authors(o, c, f)))
+			parts = append(parts, claims.Part{Label: fw + "/" + o + " " + c.label(), PerRun: runs})
+			measured = measured || len(runs) > 0
 		}
 	}
+	if !measured {
+		return nil
+	}
+	return parts
 }
 
 // geoMeanCases is, repetition by repetition, the geometric mean of a
@@ -232,9 +228,6 @@ func (r *fwRun) geoMeanCases(cases []*fcase, per func(c *fcase) map[int]float64)
 	}
 	return out, used
 }
-
-func maxF(a, b float64) float64 { return max(a, b) }
-func minF(a, b float64) float64 { return min(a, b) }
 
 // authorsVariants names the variants the claims compare.
 func authorsVariants() string {
@@ -266,59 +259,60 @@ func (r *fwRun) metrics() map[string]claims.Metric {
 	}
 	steps := func(used []string) string { return " (" + strings.Join(used, ", ") + ")" }
 	pr := r.fromRecords
+	latency := func(id string, runs map[int]float64, note string) {
+		put(id, runs, claims.Metric{Ratio: true, Kind: claims.Latency, Unit: "×", Note: note})
+	}
+	// A tail over the median of one deployment: one deployment's noise.
+	tailOf := func(id string, runs map[int]float64, note string) {
+		put(id, runs, claims.Metric{Ratio: true, Kind: claims.Tail, Deployments: 1, Unit: "×", Note: note})
+	}
 
-	runs, used := r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, p50, overBest) })
-	putRatio("p50-nest-vs-best-other", runs, "nest's median / the faster of spring's and micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
-	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 {
-		return across(ratio, r.authors(spring, c, p50), r.authors(micro, c, p50))
-	})
-	putRatio("p50-spring-vs-micro", runs, "spring's median / micro's, the largest over the steps"+steps(used)+"; "+authorsVariants())
-	runs, used = r.overCases(r.cases, minF, func(c *fcase) map[int]float64 { return r.vsOthers(micro, c, p50, overWorst) })
-	putRatio("p50-micro-vs-slowest-other", runs, "micro's median / the slower of spring's and nest's, the smallest over the steps"+steps(used)+"; "+authorsVariants())
-
+	putAll := func(id string, parts []claims.Part, kind claims.Kind, note string) {
+		if len(parts) > 0 {
+			m[id] = claims.Metric{All: parts, Ratio: true, Kind: kind, Unit: "×", Note: note}
+		}
+	}
+	everyStep := "; every step that measured both, each a comparison; " + authorsVariants()
+	putAll("p50-nest-vs-best-other", r.pairwise(r.cases, nest, []string{spring, micro}, p50), claims.Latency, "nest's median / spring's and / micro's"+everyStep)
+	putAll("p50-spring-vs-micro", r.pairwise(r.cases, spring, []string{micro}, p50), claims.Latency, "spring's median / micro's"+everyStep)
+	putAll("p50-micro-vs-slowest-other", r.pairwise(r.cases, micro, []string{spring, nest}, p50), claims.Latency, "micro's median / spring's and / nest's"+everyStep)
 	for _, app := range apps {
 		c := r.at(app, low)
-		putRatio("p95-over-p50-spring-"+app+"-low", r.authors(spring, c, tail), "spring-"+perRequest+" p95 / p50, every request of the "+app+" low-load step")
-		putRatio("steady-tail-spring-"+app+"-low", r.authors(spring, c, pr(steadyTail)),
+		tailOf("p95-over-p50-spring-"+app+"-low", r.authors(spring, c, tail), "spring-"+perRequest+" p95 / p50, every request of the "+app+" low-load step")
+		tailOf("steady-tail-spring-"+app+"-low", r.authors(spring, c, pr(steadyTail)),
 			fmt.Sprintf("spring-%s p95 / p50 of the %s low-load step without its first %d requests", perRequest, app, firstN))
 	}
 	if c := r.first[hello]; c != nil {
 		note := fmt.Sprintf("median of the first %d requests / of the rest, %s, the first hello step after the start", firstN, c.step.Name)
 		putRatio("warmup-spring-hello", r.authors(spring, c, pr(warmup)), "spring-"+perRequest+" "+note)
-		putRatio("warmup-spring-vs-others-hello", r.vsOthers(spring, c, pr(warmup), overWorst), "spring's warm-up ratio / the larger of nest's and micro's; "+note)
+		putAll("warmup-spring-vs-others-hello", r.pairwise([]*fcase{c}, spring, []string{nest, micro}, pr(warmup)), "", "spring's warm-up ratio / nest's and / micro's; "+note)
 	}
 
 	helloLow, helloHigh, uniHigh := r.at(hello, low), r.at(hello, high), r.at(universities, high)
-	putRatio("p50-micro-vs-spring-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(spring, helloLow, p50)), "micro / spring median, hello, low load")
-	putRatio("p50-micro-vs-nest-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(nest, helloLow, p50)), "micro / nest median, hello, low load")
-	putRatio("p50-micro-vs-nest-hello-high", across(ratio, r.authors(micro, helloHigh, p50), r.authors(nest, helloHigh, p50)), "micro / nest median, hello, high load")
-	putValue("p50-micro-universities-high", r.authors(micro, uniHigh, p50), "ms", stats.NonNegative, "micro-"+perRequest+" median, universities, high load")
-	putRatio("p50-micro-vs-nest-universities-high", across(ratio, r.authors(micro, uniHigh, p50), r.authors(nest, uniHigh, p50)), "micro-"+perRequest+" / nest-"+atStart+" median, universities, high load")
-	putRatio("p50-micro-vs-nest-universities-high-startup", across(ratio, r.runs(micro, atStart, uniHigh, p50), r.runs(nest, atStart, uniHigh, p50)),
+	latency("p50-micro-vs-spring-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(spring, helloLow, p50)), "micro / spring median, hello, low load")
+	latency("p50-micro-vs-nest-hello-low", across(ratio, r.authors(micro, helloLow, p50), r.authors(nest, helloLow, p50)), "micro / nest median, hello, low load")
+	latency("p50-micro-vs-nest-hello-high", across(ratio, r.authors(micro, helloHigh, p50), r.authors(nest, helloHigh, p50)), "micro / nest median, hello, high load")
+	put("p50-micro-universities-high", r.authors(micro, uniHigh, p50), claims.Metric{Kind: claims.Latency, Unit: "ms", Range: &stats.NonNegative, Note: "micro-" + perRequest + " median, universities, high load"})
+	latency("p50-micro-vs-nest-universities-high", across(ratio, r.authors(micro, uniHigh, p50), r.authors(nest, uniHigh, p50)), "micro-"+perRequest+" / nest-"+atStart+" median, universities, high load")
+	latency("p50-micro-vs-nest-universities-high-startup", across(ratio, r.runs(micro, atStart, uniHigh, p50), r.runs(nest, atStart, uniHigh, p50)),
 		"micro-"+atStart+" / nest-"+atStart+" median, universities, high load: both read the dataset once at start")
 
-	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, memMiB, overBest) })
-	putRatio("mem-nest-vs-best-other", runs, "nest's memory (sum of its processes' peaks) / the smaller of spring's and micro's, the largest over the steps"+steps(used))
+	putAll("mem-nest-vs-best-other", r.pairwise(r.cases, nest, []string{spring, micro}, memMiB), claims.Memory, "nest's memory (sum of its processes' peaks) / spring's and / micro's"+everyStep)
 	for _, o := range []string{spring, micro} {
-		runs, used = r.geoMeanCases(r.cases, func(c *fcase) map[int]float64 {
+		runs, used := r.geoMeanCases(r.cases, func(c *fcase) map[int]float64 {
 			return across(ratio, r.authors(nest, c, memMiB), r.authors(o, c, memMiB))
 		})
-		putRatio("mem-nest-vs-"+o, runs, "nest's memory / "+o+"'s (sums of the processes' peaks), geometric mean over the steps"+steps(used))
+		put("mem-nest-vs-"+o, runs, claims.Metric{Ratio: true, Kind: claims.Memory, Unit: "×", Note: "nest's memory / " + o + "'s (sums of the processes' peaks), geometric mean over the steps" + steps(used)})
 	}
-	runs, used = r.overCases(r.cases, minF, func(c *fcase) map[int]float64 { return r.vsOthers(micro, c, cpuS, overWorst) })
-	putRatio("cpu-micro-vs-most-other", runs, "micro's CPU time (every process, the step) / the larger of spring's and nest's, the smallest over the steps"+steps(used))
+	putAll("cpu-micro-vs-most-other", r.pairwise(r.cases, micro, []string{spring, nest}, cpuS), claims.CPU, "micro's CPU time (every process, the step) / spring's and / nest's"+everyStep)
 	var highs []*fcase
 	for _, c := range r.cases {
 		if c.level == high {
 			highs = append(highs, c)
 		}
 	}
-	runs, used = r.overCases(highs, minF, func(c *fcase) map[int]float64 {
-		return across(ratio, r.authors(micro, c, cpuS), r.authors(spring, c, cpuS))
-	})
-	putRatio("cpu-micro-vs-spring-high", runs, "micro's CPU time / spring's, the smaller over the high-load steps"+steps(used))
-	runs, used = r.overCases(r.cases, maxF, func(c *fcase) map[int]float64 { return r.vsOthers(nest, c, cpuPerRequestMs, overBest) })
-	putRatio("cpu-per-request-nest-vs-best-other", runs, "nest's CPU ms per request / the smaller of spring's and micro's, the largest over the steps"+steps(used))
+	putAll("cpu-micro-vs-spring-high", r.pairwise(highs, micro, []string{spring}, cpuS), claims.CPU, "micro's CPU time / spring's, in each high-load step"+everyStep)
+	putAll("cpu-per-request-nest-vs-best-other", r.pairwise(r.cases, nest, []string{spring, micro}, cpuPerRequestMs), claims.CPU, "nest's CPU ms per request / spring's and / micro's"+everyStep)
 
 	for _, s := range []struct {
 		fw, app string
@@ -329,26 +323,22 @@ func (r *fwRun) metrics() map[string]claims.Metric {
 	}
 	putValue("success-200-spring-universities-high", r.authors(spring, uniHigh, pr(share200)), "share", stats.Share, "spring-"+perRequest+": share of requests answered 200 at all, universities, high load")
 
-	parsing := func(c *fcase, f func(u *analysis.Unit) float64) (map[int]float64, []string) {
-		out := map[int]float64{}
-		var used []string
+	// Parsing per request costs in every framework: per request over at
+	// start of each framework, each a comparison.
+	parsing := func(c *fcase, f func(u *analysis.Unit) float64) []claims.Part {
+		var parts []claims.Part
 		for _, fw := range frameworkOrder {
-			q := across(ratio, r.runs(fw, perRequest, c, f), r.runs(fw, atStart, c, f))
-			if len(q) == 0 {
-				continue
+			if q := across(ratio, r.runs(fw, perRequest, c, f), r.runs(fw, atStart, c, f)); len(q) > 0 {
+				parts = append(parts, claims.Part{Label: fw, PerRun: byRep(q)})
 			}
-			used = append(used, fw)
-			fold(out, q, minF)
 		}
-		return out, used
+		return parts
 	}
 	if c := r.at(universities, low); c != nil {
-		runs, used = parsing(c, p50)
-		putRatio("parsing-p50-universities-low", runs, "median with the dataset parsed per request / read at start, universities, low load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
+		putAll("parsing-p50-universities-low", parsing(c, p50), claims.Latency, "median with the dataset parsed per request / read at start, universities, low load, each framework a comparison")
 	}
 	if uniHigh != nil {
-		runs, used = parsing(uniHigh, cpuPerRequestMs)
-		putRatio("parsing-cpu-per-request-universities-high", runs, "CPU ms per request with the dataset parsed per request / read at start, universities, high load, the smallest over the frameworks ("+strings.Join(used, ", ")+")")
+		putAll("parsing-cpu-per-request-universities-high", parsing(uniHigh, cpuPerRequestMs), claims.CPU, "CPU ms per request with the dataset parsed per request / read at start, universities, high load, each framework a comparison")
 	}
 	return m
 }
