@@ -249,11 +249,11 @@ func TestVerdicts(t *testing.T) {
 	}
 	claimstest.Verdicts(t, file, res.Metrics, nil, 3, want)
 	for id, want := range map[string]float64{
-		"warmup-spring-hello":                       8,
-		"steady-tail-spring-hello-low":              1,
-		"success-pause-spring-universities-high":    170.0 / 200,
-		"success-200-spring-universities-high":      196.0 / 200,
-		"mem-nest-vs-spring":                        155.0 / 1200,
+		"warmup-spring-hello":                    8,
+		"steady-tail-spring-hello-low":           1,
+		"success-pause-spring-universities-high": 170.0 / 200,
+		"success-200-spring-universities-high":   196.0 / 200,
+		"mem-nest-vs-spring":                     155.0 / 1200,
 	} {
 		if got := res.Metrics[id].PerRun; len(got) == 0 || !near(got[0], want) {
 			t.Errorf("%s %v, want %v", id, got, want)
