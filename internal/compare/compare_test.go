@@ -448,3 +448,30 @@ func TestCompareNoiseFromTwin(t *testing.T) {
 		t.Errorf("a single load: %v", err)
 	}
 }
+
+// The gate's JSON says how it tested: the correction, k, the per-test
+// level, and per rule the deciding bound, the method and the runs a side;
+// a noise model that no comparison needed is noted.
+func TestCompareGateJSON(t *testing.T) {
+	sys := calSystem{r: rand.New(rand.NewPCG(3, 4)), offset: 0.03, pool: []float64{0}}
+	r, err := Compare(sys.source("base", 3, uniform(1)), sys.source("new", 3, uniform(1.5)), Options{Noise: sys.noise()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Apply(parseRules(t, "p99>+10%", "mean>+10%")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"gate":{"correction":"bonferroni","alpha":0.05`, `"tests":12`, `"unknown":0`, `"noise":{"dir":"aa","kind":"run","pairs":6`,
+		`"notes":["the noise model is not used`, `"bound":1.`, `"method":"runs","base_runs":3,"new_runs":3`, `"breached":true`} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("JSON lacks %s:\n%s", key, data)
+		}
+	}
+	if g := r.Gate; math.Abs(g.TestLevel-(1-0.05/12)) > 1e-12 || !r.Failed {
+		t.Errorf("gate %+v, failed %v; want 12 tests at 1 − 0.05/12, failed", g, r.Failed)
+	}
+}
