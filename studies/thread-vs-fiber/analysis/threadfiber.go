@@ -159,7 +159,7 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 			perRun = append(perRun, gm)
 		}
 		if len(perRun) > 0 {
-			m[spring+"-vs-gin"] = claims.Metric{PerRun: perRun, Ratio: true,
+			m[spring+"-vs-gin"] = claims.Metric{PerRun: perRun, Ratio: true, Kind: claims.Latency,
 				Note: fmt.Sprintf("%s / gin median upload latency, one client, geometric mean over %d size × format cases", spring, len(byRep[slices.Min(slices.Collect(maps.Keys(byRep)))]))}
 		}
 	}
