@@ -101,12 +101,43 @@ func audit(from, to noiseMark, summary metrics.Summary, run results.StepResource
 	}), nil
 }
 
-// invalidate marks a step whose audit failed invalid in its summary too,
-// so that every reader of summary.json (msbench compare) sees it.
+// invalidate carries the audit's verdict into the step's summary, so that
+// every reader of summary.json (msbench compare) sees it: a failed audit
+// marks the step invalid, and a window too short for some of its checks
+// says which.
 func invalidate(s *metrics.Summary, a results.Audit) {
-	if a.OK {
-		return
+	if !a.OK {
+		s.Valid = false
+		s.Warnings = append(s.Warnings, "noise audit failed, the result is invalid: "+strings.Join(a.Reasons, "; "))
 	}
-	s.Valid = false
-	s.Warnings = append(s.Warnings, "noise audit failed, the result is invalid: "+strings.Join(a.Reasons, "; "))
+	if note := unjudged(a); note != "" {
+		s.Warnings = append(s.Warnings, note)
+	}
+}
+
+// unjudged says which of the audit's CPU checks its window was too short
+// to judge, "" when none. /proc/stat counts in ticks, so the audit fails
+// steal or foreign CPU only past its allowance plus the ticks' rounding
+// (TickSlackS). Where the rounding exceeds the allowance itself, under
+// 0.4 s for steal and 0.2 s for foreign CPU on any number of cores, a
+// busy loop on one of two cores can pass: a 0.075 s step with 35% of the
+// machine foreign did. Such a step passes, but not silently.
+func unjudged(a results.Audit) string {
+	total := float64(a.MachineCores) * a.WindowS
+	var checks []string
+	for _, c := range []struct {
+		what  string
+		limit float64
+	}{
+		{"the hypervisor's steal", results.MaxSteal},
+		{"processes outside the run", results.MaxForeignCPU},
+	} {
+		if a.TickSlackS > c.limit*total {
+			checks = append(checks, fmt.Sprintf("%s (only over %.0f%% of the machine fails it, not %.0f%%)", c.what, 100*(c.limit+a.TickSlackS/total), 100*c.limit))
+		}
+	}
+	if len(checks) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the noise audit's window, %.3f s, is too short to judge %s: /proc/stat's ticks may be off by %.2f s of CPU", a.WindowS, strings.Join(checks, " or "), a.TickSlackS)
 }

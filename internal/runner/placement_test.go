@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/proc/procfs"
+	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -214,6 +216,16 @@ func TestPlanPlacementDefaults(t *testing.T) {
 // A busy loop outside the run during its steps shows up as foreign CPU and
 // fails the steps' audits, which also marks their summaries invalid.
 func TestForeignCPUFailsTheAudit(t *testing.T) {
+	s, err := study.Load("testdata/tiny.yaml", "healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every step lasts a second, long enough for the audit to judge
+	// foreign CPU (see unjudged): the closed step's 200 requests took
+	// 0.075 s, within the ticks' rounding, and passed beside the loop.
+	for _, step := range s.Load.Steps {
+		step.Load.Requests, step.Load.Duration = 0, time.Second
+	}
 	busy := exec.Command("sh", "-c", "while :; do :; done")
 	if err := busy.Start(); err != nil {
 		t.Fatal(err)
@@ -222,7 +234,9 @@ func TestForeignCPUFailsTheAudit(t *testing.T) {
 		_ = busy.Process.Kill()
 		_ = busy.Wait()
 	}()
-	dir, log, err := runTiny(t, "healthy", context.Background())
+	var logBuf bytes.Buffer
+	dir, err := Run(context.Background(), s, testOptions(t, &logBuf))
+	log := logBuf.String()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log)
 	}
@@ -234,6 +248,9 @@ func TestForeignCPUFailsTheAudit(t *testing.T) {
 		}
 		t.Logf("%s: foreign %.2f s = %.1f%% of the machine (machine %.2f s, msbench %.2f s, services %.2f s, steal %.1f%%, window %.2f s): %q",
 			step, aud.ForeignCPUS, 100*aud.ForeignShare, aud.MachineCPUS, aud.MsbenchCPUS, aud.RunCPUS, 100*aud.StealShare, aud.WindowS, aud.Reasons)
+		if note := unjudged(*aud); note != "" {
+			t.Fatalf("%s: %s", step, note)
+		}
 		if aud.OK || aud.ForeignShare <= results.MaxForeignCPU || !strings.Contains(strings.Join(aud.Reasons, ";"), "processes outside the run used") {
 			t.Errorf("%s: the busy loop went unnoticed: %+v", step, aud)
 		}
@@ -244,6 +261,45 @@ func TestForeignCPUFailsTheAudit(t *testing.T) {
 	}
 	if !strings.Contains(log, "noise audit failed") {
 		t.Errorf("the log does not say the audit failed:\n%s", log)
+	}
+}
+
+// A window too short to judge steal or foreign CPU passes the audit, or
+// fails it on what was past doubt, and says in the summary what it could
+// not judge.
+func TestAShortWindowSaysWhatTheAuditCouldNotJudge(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    results.AuditInput
+		valid bool
+		want  []string // each warning, in order
+	}{
+		// The flake of issue 19: 0.075 s on 2 cores, a third of the
+		// machine foreign but within the ticks' rounding.
+		{"short, foreign within the rounding", results.AuditInput{Machine: resources.MachineCPU{User: 0.1, Idle: 0.05, Cores: 2}, MsbenchCPUS: 0.02, RunCPUS: 0.03, WindowS: 0.075}, true,
+			[]string{"the noise audit's window, 0.075 s, is too short to judge the hypervisor's steal (only over 32% of the machine fails it, not 5%) or processes outside the run (only over 37% of the machine fails it, not 10%): /proc/stat's ticks may be off by 0.04 s of CPU"}},
+		{"short, foreign past the rounding", results.AuditInput{Machine: resources.MachineCPU{User: 0.14, Idle: 0.01, Cores: 2}, MsbenchCPUS: 0.01, RunCPUS: 0.01, WindowS: 0.075}, false,
+			[]string{"noise audit failed, the result is invalid: processes outside the run used 80.0%", "too short to judge the hypervisor's steal"}},
+		{"long enough for foreign CPU, not for steal", results.AuditInput{Machine: resources.MachineCPU{User: 0.2, Idle: 0.4, Cores: 2}, MsbenchCPUS: 0.1, RunCPUS: 0.1, WindowS: 0.3}, true,
+			[]string{"too short to judge the hypervisor's steal (only over 12% of the machine fails it, not 5%): "}},
+		{"a second", results.AuditInput{Machine: resources.MachineCPU{User: 0.5, Idle: 1.5, Cores: 2}, MsbenchCPUS: 0.3, RunCPUS: 0.2, WindowS: 1}, true, nil},
+		{"a second beside a busy loop", results.AuditInput{Machine: resources.MachineCPU{User: 1.5, Idle: 0.5, Cores: 2}, MsbenchCPUS: 0.3, RunCPUS: 0.2, WindowS: 1}, false,
+			[]string{"processes outside the run used 50.0%"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Summary = metrics.Summary{Model: "closed", Valid: true, Warnings: []string{}}
+			sum := tt.in.Summary
+			invalidate(&sum, results.NewAudit(tt.in))
+			if sum.Valid != tt.valid || len(sum.Warnings) != len(tt.want) {
+				t.Fatalf("valid %v, warnings %q", sum.Valid, sum.Warnings)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(sum.Warnings[i], w) {
+					t.Errorf("warning %d is %q, want %q in it", i, sum.Warnings[i], w)
+				}
+			}
+		})
 	}
 }
 
