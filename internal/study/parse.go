@@ -376,6 +376,7 @@ func (d *decoder) fileName(n *yaml.Node, field, what, name string) {
 
 func (d *decoder) axes(n *yaml.Node) []Axis {
 	var out []Axis
+	variants := 1
 	for _, e := range d.mapping(n, "variants") {
 		f := join("variants", e.key)
 		if !axisName.MatchString(e.key) || reserved[e.key] {
@@ -389,6 +390,10 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 		}
 		if len(ax.Values) == 0 {
 			d.errorf(e.value, f, "an axis needs at least one value")
+		}
+		if variants *= max(len(ax.Values), 1); variants > maxExpansion {
+			d.errorf(e.value, f, "the axes so far make %d variants, over the %d one study can run; split the study or use a profile's variants: to run a subset", variants, maxExpansion)
+			return out
 		}
 		for i, v := range ax.Values {
 			vf := fmt.Sprintf("%s[%d]", f, i)
@@ -578,9 +583,14 @@ func (d *decoder) each(n *yaml.Node, field string) []expanded {
 		if !axisName.MatchString(e.key) || reserved[e.key] {
 			d.errorf(e.keyN, join(field, "each."+e.key), "a loop name is lower case letters, digits and _, and not a placeholder name")
 		}
+		vals := d.strs(e.value, join(field, "each."+e.key))
+		if len(combos)*len(vals) > maxExpansion {
+			d.errorf(e.value, join(field, "each."+e.key), "the loops so far make %d steps from one template, over the %d allowed; split the template", len(combos)*len(vals), maxExpansion)
+			return nil
+		}
 		var next []map[string]string
 		for _, c := range combos {
-			for _, v := range d.strs(e.value, join(field, "each."+e.key)) {
+			for _, v := range vals {
 				m := maps.Clone(c)
 				m[e.key] = v
 				next = append(next, m)
@@ -594,6 +604,11 @@ func (d *decoder) each(n *yaml.Node, field string) []expanded {
 	}
 	return out
 }
+
+// maxExpansion bounds what one study file can multiply into, variants or
+// steps from one each: template: a 1 MiB file of lists would otherwise
+// name more than memory holds, and no study measures that many.
+const maxExpansion = 10000
 
 // expanded is one instance of a template and the each: values it took.
 type expanded struct {

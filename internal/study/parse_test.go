@@ -514,3 +514,33 @@ func TestAttributesHoldNoLatePlaceholders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Lists multiply: a few short lines of axes or each: loops would name
+// more variants or steps than memory holds. Both are refused at the list
+// that crosses the bound, and a matrix under it still parses.
+func TestExpansionIsBounded(t *testing.T) {
+	list := func(n int) string {
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = fmt.Sprintf("v%d", i)
+		}
+		return "[" + strings.Join(vals, ", ") + "]"
+	}
+	tests := []struct {
+		name    string
+		replace [2]string
+		want    string
+	}{
+		{"axes", [2]string{"  mode: [a, b, c]", "  mode: [a, b, c]\n  x: " + list(100) + "\n  y: " + list(100)},
+			"demo.yaml:22: variants.y: the axes so far make 60000 variants, over the 10000 one study can run"},
+		{"each", [2]string{"    - name: warm\n", "    - name: warm-{a}-{b}\n      each: {a: " + list(200) + ", b: " + list(200) + "}\n"},
+			"demo.yaml:25: load.steps[0].each.b: the loops so far make 40000 steps from one template, over the 10000 allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, valid, tt.replace, tt.want) })
+	}
+	edited := strings.Replace(valid, "  mode: [a, b, c]", "  mode: [a, b, c]\n  x: "+list(100), 1)
+	if _, err := Parse("demo.yaml", []byte(edited), ""); err != nil {
+		t.Fatalf("600 variants refused: %v", err)
+	}
+}
