@@ -61,7 +61,7 @@ func (c calibration) trial(r *rand.Rand, n int, truth float64, buf []float64) (M
 // Intervals over n ≥ 3 runs cover the truth 93–97% of the time, on every
 // setting of the machine.
 func TestCalibrationCoverage(t *testing.T) {
-	const trials, truth = 2000, 1.3
+	const trials, truth = 1500, 1.3
 	buf := make([]float64, requests)
 	c := Claim{ID: "c", Metric: "m", Expect: Expect{Above: ptr(1)}}
 	for i, cal := range calibrations {
@@ -88,10 +88,10 @@ func TestCalibrationCoverage(t *testing.T) {
 // error whichever way it goes: it must come no more often than the 5% an
 // interval at 95% allows, for one run as for many. Before the noise model
 // one run decided every time (its point estimate lies on one side).
-// The bound is 5% plus three standard errors of the trial count (0.5%
+// The bound is 5% plus three standard errors of the trial count (0.6%
 // each): at exactly 5% the seeded count could land either side of it.
 func TestCalibrationDecisiveAtTheEdge(t *testing.T) {
-	const trials, edge = 2000, 1.2
+	const trials, edge = 1500, 1.2
 	buf := make([]float64, requests)
 	c := Claim{ID: "c", Metric: "m", Expect: Expect{Above: ptr(edge)}}
 	limit := 0.05 + 3*math.Sqrt(0.05*0.95/trials)
