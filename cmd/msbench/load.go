@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +45,7 @@ type loadFlags struct {
 	json         bool
 	quiet        bool
 	cpus         string
+	allowRemote  bool
 }
 
 func newLoadCmd() *cobra.Command {
@@ -67,11 +67,24 @@ connection is busy, arrivals wait with their intended time; none is dropped.
 A run that achieves under 95% of the asked rate is marked invalid.
 
 Every load is bounded: without --duration, --requests or --iterations it runs
-for 10 s. In the open model --duration bounds the sending in wall time whatever
-the rate (plus a tenth, at most --timeout, for a generator briefly starved of
-CPU): arrivals not sent by then are counted as unsent, and the run invalid.
-Requests in flight then get their answer or time out, so a run ends at most
---timeout after its duration.
+for 10 s; bounded by --requests or --iterations alone, it stops after 1 h at
+most (as k6's maxDuration, an hour rather than ten minutes), and says so when
+that cut it short. A think time must be shorter than that time bound, a
+--timeout at most 1 h, --users at most 100,000. In the open model --duration
+bounds the sending in wall time whatever the rate (plus a tenth, at most
+--timeout, for a generator briefly starved of CPU): arrivals not sent by then
+are counted as unsent, and the run invalid. Requests in flight then get their
+answer or time out, so a run ends at most --timeout after its duration.
+
+Load goes only to this machine: the URL's host must be loopback (127.0.0.0/8,
+::1, or a name such as localhost whose every address is), checked before any
+connection and then dialled at the address checked. --allow-remote lifts it,
+for a server you are entitled to load.
+
+The method must be an HTTP token and each --header a token name with a value
+free of control characters (CR and LF would split the request in two). A body
+read with @file comes from a regular file of at most 64 MiB, and so does a
+--form body, files and fields together.
 
 A run in which fewer requests succeeded than --min-success (default 1%) is
 invalid: a refused port or a wrong URL measures the failure, not the server.
@@ -108,8 +121,8 @@ summarised and saved).`,
 	fl.IntVarP(&f.connections, "connections", "c", 0, "keep-alive connections (default: users; open model 100); open model: most requests in flight")
 	fl.StringVarP(&f.method, "method", "m", "GET", "HTTP method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
-	fl.StringVar(&f.body, "body", "", "request body: text, or @file to read it")
-	fl.StringArrayVar(&f.form, "form", nil, "multipart/form-data field name=@file or name=value (repeatable)")
+	fl.StringVar(&f.body, "body", "", "request body: text, or @file to read it (a regular file, at most 64 MiB)")
+	fl.StringArrayVar(&f.form, "form", nil, "multipart/form-data field name=@file or name=value (repeatable; at most 64 MiB in all)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request; a timed-out request is an error with latency = timeout")
 	fl.BoolVarP(&f.insecure, "insecure", "k", false, "https: accept any server certificate (self-signed test servers)")
 	fl.StringVar(&f.expectStatus, "expect-status", "2xx", "status codes that count as success, e.g. 200,201 or 200-299 or 2xx,304")
@@ -118,6 +131,7 @@ summarised and saved).`,
 	fl.StringVar(&f.out, "out", "", "directory for records.parquet (every request) and summary.json")
 	fl.BoolVar(&f.json, "json", false, "print summary.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a URL whose host is not this machine (refused by default)")
 	fl.StringVar(&f.cpus, "cpus", "", "run the generator on these cores only, e.g. 0, 0-1 or 0,2 (every thread of msbench, by CPU affinity), leaving the others to the server")
 	return cmd
 }
@@ -223,6 +237,7 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		Tick:        f.tick,
 		Insecure:    f.insecure,
 		Targets:     []load.Target{target},
+		AllowRemote: f.allowRemote,
 	}
 	minSuccess, err := parseShare(f.minSuccess)
 	if err != nil {
@@ -262,16 +277,23 @@ func (f loadFlags) target(rawURL string) (load.Target, error) {
 		ExpectStatus: status,
 		ExpectBody:   []byte(f.expectBody),
 	}
+	if err := load.CheckMethod(t.Method); err != nil {
+		return t, usagef("--method: %v", err)
+	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(name) == "" {
 			return t, usagef("--header %q: want 'Name: value'", h)
 		}
-		t.Header = append(t.Header, [2]string{strings.TrimSpace(name), strings.TrimSpace(value)})
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if err := load.CheckHeader(name, value); err != nil {
+			return t, usagef("--header: %v", err)
+		}
+		t.Header = append(t.Header, [2]string{name, value})
 	}
 	switch {
 	case strings.HasPrefix(f.body, "@"):
-		b, err := os.ReadFile(f.body[1:])
+		b, err := load.ReadBodyFile(f.body[1:])
 		if err != nil {
 			return t, usagef("--body: %v", err)
 		}

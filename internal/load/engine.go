@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"runtime"
 	"sync"
@@ -54,6 +55,10 @@ type Config struct {
 	// the run is invalid: a load whose requests all failed measured the
 	// failure, not the server. 0 accepts any.
 	MinSuccess float64
+
+	// AllowRemote lets the load go to a host that is not this machine;
+	// by default every address the target's host names must be loopback.
+	AllowRemote bool
 }
 
 // Pacing chooses how the open model waits for an arrival's time.
@@ -200,11 +205,6 @@ func New(cfg Config) (*Engine, error) {
 			return nil, errors.New("coarse pacing needs a positive tick")
 		}
 	}
-	if cfg.Pacer != nil && !isTLS {
-		if e.rawAddr, e.rawFamily, err = resolveRaw(addr); err != nil {
-			return nil, err
-		}
-	}
 	for _, t := range cfg.Targets {
 		p, err := prepare(t)
 		if err != nil {
@@ -212,8 +212,19 @@ func New(cfg Config) (*Engine, error) {
 		}
 		e.targets = append(e.targets, p)
 	}
+	// Last of the checks, so that a mistake in a target is reported
+	// before a name is looked up; never after a connection.
+	lookupCtx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	dial, err := resolveTarget(lookupCtx, addr, cfg.AllowRemote, net.DefaultResolver.LookupNetIP)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Pacer != nil && !isTLS {
+		e.rawAddr, e.rawFamily = rawSockaddr(dial)
+	}
 	e.client = &fasthttp.HostClient{
-		Addr:               addr,
+		Addr:               dial.String(),
 		IsTLS:              isTLS,
 		Name:               "msbench",
 		MaxConns:           cfg.Connections,
@@ -226,11 +237,14 @@ func New(cfg Config) (*Engine, error) {
 		ReadBufferSize:            16 << 10,
 		MaxResponseBodySize:       1 << 30,
 	}
-	if cfg.Insecure {
-		// Asked for explicitly, for self-signed test servers.
-		e.client.TLSConfig = &tls.Config{InsecureSkipVerify: true}
+	if isTLS {
+		// The certificate is checked against the name in the URL, not
+		// the address dialled. Insecure is asked for explicitly, for
+		// self-signed test servers.
+		host, _, _ := net.SplitHostPort(addr)
+		e.client.TLSConfig = &tls.Config{ServerName: host, InsecureSkipVerify: cfg.Insecure}
 	}
-	if cfg.Pacer == nil && cfg.Users > cfg.Connections {
+	if cfg.Pacer == nil && e.closedUsers() > cfg.Connections {
 		e.gate = make(chan struct{}, cfg.Connections)
 	}
 	e.agg = metrics.NewAggregator(&e.names)
@@ -317,7 +331,7 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 		ws = e.newWorkers(e.cfg.Connections)
 		unsent, window = e.runOpen(ctx, ws, &wg)
 	default:
-		ws = e.newWorkers(e.cfg.Users)
+		ws = e.newWorkers(e.closedUsers())
 		e.runClosed(ctx, ws, &wg)
 	}
 	wg.Wait()
@@ -329,7 +343,27 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 	sinkErr := <-collected
 	stopProgress()
 	end := time.Now()
-	return e.summarise(end, cpuTime()-cpu0, unsent, window), sinkErr
+	s := e.summarise(end, cpuTime()-cpu0, unsent, window)
+	if want := e.counted(); ctx.Err() == nil && s.Requests < want {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d of the %d requests asked for were sent: the time bound of %v ended the load first", s.Requests, want, e.cfg.Duration))
+	}
+	return s, sinkErr
+}
+
+// counted is how many requests a closed load's counts ask for when a time
+// bound may end it first, 0 otherwise.
+func (e *Engine) counted() int64 {
+	if e.cfg.Pacer != nil || e.cfg.Duration == 0 {
+		return 0
+	}
+	n := e.cfg.MaxRequests
+	if e.cfg.Iterations > 0 {
+		perUser := int64(e.cfg.Users) * int64(e.cfg.Iterations)
+		if n == 0 || perUser < n {
+			n = perUser
+		}
+	}
+	return n
 }
 
 // collect is the one goroutine that aggregates and writes records, so the
@@ -383,6 +417,16 @@ func (e *Engine) progress(opts Options) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// closedUsers is how many users the closed model starts: no more than
+// requests it may send, since a user beyond them could never send one and
+// would only hold memory (a million users for ten requests took 2.3 GB).
+func (e *Engine) closedUsers() int {
+	if e.cfg.MaxRequests > 0 {
+		return int(min(int64(e.cfg.Users), e.cfg.MaxRequests))
+	}
+	return e.cfg.Users
 }
 
 // runClosed starts one goroutine per user.

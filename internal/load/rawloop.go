@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"time"
@@ -78,21 +78,13 @@ type rawConn struct {
 // readChunk is the least free space a read offers the kernel.
 const readChunk = 16 << 10
 
-// resolveRaw turns host:port into the socket address the raw loop dials.
-// IPv4 first, as fasthttp's dialer does for https, so that "localhost"
-// reaches a server on 127.0.0.1 whichever pacing sends.
-func resolveRaw(addr string) (unix.Sockaddr, int, error) {
-	ta, err := net.ResolveTCPAddr("tcp4", addr)
-	if err != nil {
-		ta, err = net.ResolveTCPAddr("tcp", addr)
+// rawSockaddr is the socket address the raw loop dials: the one
+// resolveTarget checked, so both pacings reach the same server.
+func rawSockaddr(ap netip.AddrPort) (unix.Sockaddr, int) {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}, unix.AF_INET
 	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("resolve %s: %w", addr, err)
-	}
-	if ip4 := ta.IP.To4(); ip4 != nil {
-		return &unix.SockaddrInet4{Port: ta.Port, Addr: [4]byte(ip4)}, unix.AF_INET, nil
-	}
-	return &unix.SockaddrInet6{Port: ta.Port, Addr: [16]byte(ta.IP.To16())}, unix.AF_INET6, nil
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}, unix.AF_INET6
 }
 
 // newRawLoop needs e.base set.

@@ -35,7 +35,8 @@ type Spec struct {
 	Targets     []Target
 	TagHeader   string // see Config.TagHeader
 	// MinSuccess is Config.MinSuccess; nil means DefaultMinSuccess.
-	MinSuccess *float64
+	MinSuccess  *float64
+	AllowRemote bool // see Config.AllowRemote
 }
 
 // DefaultMinSuccess marks a run invalid when under 1% of its requests
@@ -48,6 +49,22 @@ const MaxRate = 1e7
 
 // DefaultDuration bounds a load that names no other bound.
 const DefaultDuration = 10 * time.Second
+
+// CountBound bounds in time a closed load that names only a count, as
+// k6's maxDuration does for its iteration executors: a server that answers
+// slowly, or a long think time, must not keep the load going for days.
+// An hour rather than k6's ten minutes: the faas-gateway paper's sleep step
+// (100,000 requests of a second each over 150 users) takes eleven.
+const CountBound = time.Hour
+
+// MaxTimeout is the longest a request may wait for its answer: the run
+// waits for every request in flight, so a longer one would unbound it.
+const MaxTimeout = CountBound
+
+// MaxUsers bounds the closed model's users: each is a goroutine with its
+// own buffers and, by default, its own connection (100,000 take about
+// 1 GiB). More concurrency than that is the open model's.
+const MaxUsers = 100_000
 
 // Validate says what is wrong with the spec, in words that fit a command
 // line and a study file alike; each front end adds where it was said.
@@ -79,6 +96,12 @@ func (s Spec) Validate() error {
 		return errors.New("a rate or stages belong to the open model")
 	case s.MinSuccess != nil && !(*s.MinSuccess >= 0 && *s.MinSuccess <= 1):
 		return fmt.Errorf("the minimum success rate %v must lie between 0 and 1", *s.MinSuccess)
+	case s.Users > MaxUsers:
+		return fmt.Errorf("%d users: at most %d, each a goroutine with its own buffers and connection (the open model drives more concurrency)", s.Users, MaxUsers)
+	case s.Timeout > MaxTimeout:
+		return fmt.Errorf("a timeout of %v: at most %v, since the load waits for every request in flight", s.Timeout, MaxTimeout)
+	case !s.Open && s.Think.Max >= s.timeBound():
+		return fmt.Errorf("think time up to %v reaches the load's time bound, %v: no user could send twice; give a longer duration (a load bounded only by a count stops after %v)", s.Think.Max, s.timeBound(), CountBound)
 	}
 	if s.Open {
 		if _, err := s.pacer(); err != nil {
@@ -103,6 +126,7 @@ func (s Spec) Config() (Config, error) {
 		Iterations:  s.Iterations,
 		TagHeader:   s.TagHeader,
 		MinSuccess:  DefaultMinSuccess,
+		AllowRemote: s.AllowRemote,
 	}
 	if s.MinSuccess != nil {
 		cfg.MinSuccess = *s.MinSuccess
@@ -131,10 +155,19 @@ func (s Spec) Config() (Config, error) {
 	if cfg.Connections == 0 {
 		cfg.Connections = cfg.Users
 	}
-	if cfg.Duration == 0 && cfg.MaxRequests == 0 && cfg.Iterations == 0 {
-		cfg.Duration = DefaultDuration
-	}
+	cfg.Duration = s.timeBound()
 	return cfg, nil
+}
+
+// timeBound is when a closed load stops sending at the latest.
+func (s Spec) timeBound() time.Duration {
+	switch {
+	case s.Duration > 0:
+		return s.Duration
+	case s.Requests > 0 || s.Iterations > 0:
+		return CountBound
+	}
+	return DefaultDuration
 }
 
 func (s Spec) pacer() (*pacer.Pacer, error) {

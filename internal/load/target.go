@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/valyala/fasthttp"
 )
@@ -36,9 +39,68 @@ type FormField struct {
 	Value string
 }
 
+// MaxBodySize bounds a request body, whether read from one file or
+// assembled from a form's: every request holds it in memory, once per user
+// or connection, so a larger one is a mistake (or /dev/zero), refused before
+// anything is sent.
+const MaxBodySize = 64 << 20
+
+// ReadBodyFile reads a request body from a regular file of at most
+// MaxBodySize bytes.
+func ReadBodyFile(path string) ([]byte, error) {
+	return readBounded(path, MaxBodySize)
+}
+
+// readBounded reads a regular file of at most limit bytes. A FIFO, a device
+// or a symlink to one is refused rather than read: /dev/zero never ends and
+// a FIFO without a writer blocks, so the file is opened without blocking
+// and its kind read from the open descriptor, where no rename can swap it.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind(info.Mode()))
+	}
+	tooLarge := fmt.Errorf("%s: larger than the %d MiB a request body may hold", path, MaxBodySize>>20)
+	if info.Size() > limit {
+		return nil, tooLarge
+	}
+	// The file may grow while it is read: the read is bounded too.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge
+	}
+	return data, nil
+}
+
+// kind names what a file that is not a regular one is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "special"
+}
+
 // MultipartBody encodes fields as multipart/form-data once, before the load,
 // so that every request reuses the same bytes. It returns the body and its
-// Content-Type.
+// Content-Type. The body, files and all, holds at most MaxBodySize bytes.
 func MultipartBody(fields []FormField) ([]byte, string, error) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -49,7 +111,7 @@ func MultipartBody(fields []FormField) ([]byte, string, error) {
 			}
 			continue
 		}
-		data, err := os.ReadFile(f.File)
+		data, err := readBounded(f.File, MaxBodySize-int64(buf.Len()))
 		if err != nil {
 			return nil, "", fmt.Errorf("form field %s: %w", f.Name, err)
 		}
@@ -63,6 +125,9 @@ func MultipartBody(fields []FormField) ([]byte, string, error) {
 	}
 	if err := mw.Close(); err != nil {
 		return nil, "", fmt.Errorf("multipart body: %w", err)
+	}
+	if buf.Len() > MaxBodySize {
+		return nil, "", fmt.Errorf("multipart body of %d bytes: over the %d MiB a request body may hold", buf.Len(), MaxBodySize>>20)
 	}
 	return buf.Bytes(), mw.FormDataContentType(), nil
 }
@@ -119,6 +184,42 @@ func ValidateURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// CheckMethod refuses a method that is not an RFC 9110 token. The method is
+// written verbatim: a space would break the request line, and a CRLF would
+// end the request and start another that the server reads as sent.
+func CheckMethod(method string) error {
+	if !isToken(method) {
+		return fmt.Errorf("method %q: want an HTTP token (letters, digits and !#$%%&'*+-.^_`|~, RFC 9110 §5.6.2)", method)
+	}
+	return nil
+}
+
+// CheckHeader refuses a header field that would not travel as one field:
+// a name that is not a token, or a value holding a control character other
+// than tab (CR and LF would start a new header or a new request).
+func CheckHeader(name, value string) error {
+	if !isToken(name) {
+		return fmt.Errorf("header name %q: want an HTTP token (letters, digits and !#$%%&'*+-.^_`|~, RFC 9110 §5.6.2)", name)
+	}
+	if i := strings.IndexFunc(value, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }); i >= 0 {
+		return fmt.Errorf("header %s: value %q holds the control character %q (RFC 9110 §5.5)", name, value, value[i])
+	}
+	return nil
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // prepared is a target turned into a reusable fasthttp request, and into
 // the bytes the raw loop sends.
 type prepared struct {
@@ -134,12 +235,20 @@ func prepare(t Target) (prepared, error) {
 	if _, err := ValidateURL(t.URL); err != nil {
 		return prepared{}, err
 	}
-	req := fasthttp.AcquireRequest()
-	req.SetRequestURI(t.URL)
 	method := t.Method
 	if method == "" {
 		method = fasthttp.MethodGet
 	}
+	if err := CheckMethod(method); err != nil {
+		return prepared{}, err
+	}
+	for _, h := range t.Header {
+		if err := CheckHeader(h[0], h[1]); err != nil {
+			return prepared{}, err
+		}
+	}
+	req := fasthttp.AcquireRequest()
+	req.SetRequestURI(t.URL)
 	req.Header.SetMethod(method)
 	for _, h := range t.Header {
 		if strings.EqualFold(h[0], "Host") {
