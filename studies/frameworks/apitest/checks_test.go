@@ -29,23 +29,34 @@ type response struct {
 
 func (c client) get(t *testing.T, pathAndQuery, authorization string) response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.base+pathAndQuery, nil)
+	header := http.Header{}
+	if authorization != "" {
+		header.Set("Authorization", authorization)
+	}
+	return c.do(t, http.MethodGet, pathAndQuery, header, "")
+}
+
+// do sends a request with header and, unless empty, body.
+func (c client) do(t *testing.T, method, pathAndQuery string, header http.Header, body string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, c.base+pathAndQuery, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
+	if body == "" {
+		req.Body = nil
 	}
+	req.Header = header
 	resp, err := c.http.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", pathAndQuery, err)
+		t.Fatalf("%s %s: %v", method, pathAndQuery, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: %v", pathAndQuery, err)
+		t.Fatalf("%s %s: %v", method, pathAndQuery, err)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: string(body)}
+	return response{status: resp.StatusCode, header: resp.Header, body: string(answer)}
 }
 
 // universities asks for a country's universities with the valid token.
@@ -156,12 +167,18 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 
 	t.Run("hostile-backends", func(t *testing.T) {
 		for _, b := range d.fw.backends {
-			head := "GET " + b.path + " HTTP/1.1\r\nHost: " + b.name + "\r\nContent-Type: application/json\r\n"
-			cases := d.fw.backendHostile(hostile.Cases(head, limits))
+			header := http.Header{"Content-Type": {"application/json"}}
+			head := b.method + " " + b.path + " HTTP/1.1\r\nHost: " + b.name + "\r\nContent-Type: application/json\r\n"
+			for _, kv := range b.header {
+				header.Set(kv[0], kv[1])
+				head += kv[0] + ": " + kv[1] + "\r\n"
+			}
+			cases := d.fw.backendHostile(hostile.Cases(head, d.fw.backendLimits))
 			direct := client{base: "http://" + d.addr[b.addr], http: c.http}
 			hostile.Check(t, d.fw.name+" "+b.name, d.addr[b.addr], cases, func(t *testing.T) {
-				if r := direct.get(t, b.path, ""); r.status != http.StatusOK {
-					t.Fatalf("%s: GET %s: %d %.200q, want 200", b.name, b.path, r.status, r.body)
+				r := direct.do(t, b.method, b.path, header.Clone(), b.body)
+				if r.status != http.StatusOK || r.header.Get("Micro-Error") != "" {
+					t.Fatalf("%s: %s %s: %d %.200q (Micro-Error %q), want 200", b.name, b.method, b.path, r.status, r.body, r.header.Get("Micro-Error"))
 				}
 			})
 		}

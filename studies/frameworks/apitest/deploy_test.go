@@ -26,6 +26,9 @@ const (
 	readTimeout       = 2 * time.Second
 	// maxBody is the request body every gateway refuses beyond (100 KiB).
 	maxBody = 100 << 10
+	// microMaxRequest is the largest request, header and body, a Micro
+	// service reads (platform.MaxRequest in services/micro).
+	microMaxRequest = 64 << 10
 )
 
 // limits are the gateways' limits, as the hostile requests test them.
@@ -52,8 +55,10 @@ type framework struct {
 	// HTTP server does and cannot be configured out of.
 	hostile func([]hostile.Case) []hostile.Case
 	// backends are the programs behind the gateway that serve HTTP; the
-	// hostile requests go to them too, adapted by backendHostile.
+	// hostile requests go to them too, made for their limits and adapted
+	// by backendHostile.
 	backends       []backend
+	backendLimits  hostile.Limits
 	backendHostile func([]hostile.Case) []hostile.Case
 	// needs are the programs the build and the run need; without one the
 	// framework is skipped, saying so.
@@ -71,9 +76,14 @@ type program struct {
 }
 
 // backend is a program behind the gateway that serves HTTP: at the address
-// in the variable addr, a GET of path answers 200.
+// in the variable addr, a request of method and path with header (and
+// Content-Type: application/json) and body answers 200; the hostile
+// requests start the same way.
 type backend struct {
-	name, addr, path string
+	name, addr   string
+	method, path string
+	header       [][2]string
+	body         string
 }
 
 // deployment is a framework's programs, started, on their own ports.

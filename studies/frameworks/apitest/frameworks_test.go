@@ -3,6 +3,7 @@ package apitest
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,10 +55,11 @@ func frameworks() []framework {
 				return slices.DeleteFunc(cases, func(c hostile.Case) bool { return c.Name == "slow headers" })
 			},
 			backends: []backend{
-				{"eureka", "EUREKA_ADDR", "/eureka/apps"},
-				{"hello", "HELLO_ADDR", "/"},
-				{"universities", "UNIVERSITIES_ADDR", "/universities?country=Finland"},
+				{name: "eureka", addr: "EUREKA_ADDR", method: http.MethodGet, path: "/eureka/apps"},
+				{name: "hello", addr: "HELLO_ADDR", method: http.MethodGet, path: "/"},
+				{name: "universities", addr: "UNIVERSITIES_ADDR", method: http.MethodGet, path: "/universities?country=Finland"},
 			},
+			backendLimits: limits,
 			backendHostile: func(cases []hostile.Case) []hostile.Case {
 				for i, c := range cases {
 					switch c.Name {
@@ -112,6 +114,41 @@ func frameworks() []framework {
 			readyTimeout: time.Minute,
 			needs:        []string{"go"},
 			hostile:      func(cases []hostile.Case) []hostile.Case { return cases },
+			// go-micro's RPC over its HTTP transport: a POST to / naming
+			// the service and endpoint, the body the request in JSON.
+			backends: []backend{
+				{name: "hello", addr: "HELLO_ADDR", method: http.MethodPost, path: "/",
+					header: [][2]string{{"Micro-Service", "hello"}, {"Micro-Endpoint", "Hello.Say"}}, body: "{}"},
+				{name: "universities", addr: "UNIVERSITIES_ADDR", method: http.MethodPost, path: "/",
+					header: [][2]string{{"Micro-Service", "universities"}, {"Micro-Endpoint", "Universities.Find"}}, body: `{"country":"Finland"}`},
+			},
+			// The services' transport bounds a request, header and body
+			// together, by READ_TIMEOUT from its first byte and by
+			// microMaxRequest bytes (services/micro/platform).
+			backendLimits: hostile.Limits{ReadHeader: readTimeout, Read: readTimeout, MaxBody: microMaxRequest},
+			backendHostile: func(cases []hostile.Case) []hostile.Case {
+				for i, c := range cases {
+					switch c.Name {
+					case "body shorter than its length", "oversized body":
+						// go-micro's transport reads the body whole before
+						// it serves the call, and answers a body it could
+						// not read 500 with the error: here the request's
+						// deadline. A declared length is not judged.
+						cases[i].Statuses, cases[i].Reason, cases[i].Limit = []int{http.StatusInternalServerError}, "i/o timeout", readTimeout
+					case "malformed chunked body":
+						cases[i].Statuses, cases[i].Reason = []int{http.StatusInternalServerError}, "chunk"
+					case "oversized chunked body":
+						cases[i].Statuses, cases[i].Reason = []int{http.StatusInternalServerError}, "request over"
+					case "oversized header":
+						// The standard 32 KiB header is within a request's
+						// bytes; one over them is refused by net/http, which
+						// reads it (go-micro's http.Server allows 1 MB).
+						cases[i].Request = strings.Replace(c.Request, strings.Repeat("a", 32<<10), strings.Repeat("a", microMaxRequest), 1)
+						cases[i].Statuses = []int{http.StatusBadRequest}
+					}
+				}
+				return cases
+			},
 		},
 	}
 }

@@ -6,7 +6,6 @@ package main
 import (
 	"log"
 	"net/http"
-	"os"
 	"time"
 
 	"go-micro.dev/v5"
@@ -33,8 +32,8 @@ func main() {
 		web.MicroService(rpc),
 		web.Handler(gw.routes()),
 		web.Server(&http.Server{
-			ReadHeaderTimeout: duration("READ_HEADER_TIMEOUT", 5*time.Second),
-			ReadTimeout:       duration("READ_TIMEOUT", 10*time.Second),
+			ReadHeaderTimeout: platform.Duration("READ_HEADER_TIMEOUT", 5*time.Second),
+			ReadTimeout:       platform.Duration("READ_TIMEOUT", 10*time.Second),
 			IdleTimeout:       60 * time.Second,
 			// Room for a 10 KB query string and a token, not for more.
 			MaxHeaderBytes: 16 << 10,
@@ -46,17 +45,4 @@ func main() {
 	if err := svc.Run(); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// duration reads a Go duration ("5s", "500ms") from the environment.
-func duration(name string, def time.Duration) time.Duration {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		log.Fatalf("%s=%q: want a positive duration such as 5s", name, v)
-	}
-	return d
 }

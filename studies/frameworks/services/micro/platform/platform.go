@@ -8,6 +8,7 @@ package platform
 import (
 	"log"
 	"os"
+	"time"
 
 	"go-micro.dev/v5"
 	"go-micro.dev/v5/broker"
@@ -30,15 +31,31 @@ func Registry() registry.Registry {
 	return nats.NewNatsRegistry(registry.Addrs(Env("REGISTRY_ADDR")))
 }
 
+// Duration reads a Go duration ("5s", "500ms") from the environment
+// variable name, def when it is not set.
+func Duration(name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Fatalf("%s=%q: want a positive duration such as 5s", name, v)
+	}
+	return d
+}
+
 // ServiceOptions name a service, bind it to the address in the environment
 // variable addrEnv and register it in the registry. The broker is the
 // in-memory one: nothing here publishes events, and go-micro's default HTTP
-// broker would listen on every interface.
+// broker would listen on every interface. The transport is go-micro's HTTP
+// transport with a request's reads bounded by READ_TIMEOUT and MaxRequest.
 func ServiceOptions(name, addrEnv string) []micro.Option {
 	return []micro.Option{
 		micro.Name(name),
 		micro.Address(Env(addrEnv)),
 		micro.Broker(broker.NewMemoryBroker()),
 		micro.Registry(Registry()),
+		micro.Transport(Transport(Duration("READ_TIMEOUT", 10*time.Second), MaxRequest)),
 	}
 }
