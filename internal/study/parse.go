@@ -701,6 +701,9 @@ func (d *decoder) target(n *yaml.Node, field string, kind int) *Target {
 			t.Name = d.nonEmpty(e.value, f)
 		case "method":
 			t.Method = strings.ToUpper(d.nonEmpty(e.value, f))
+			if err := load.CheckMethod(t.Method); t.Method != "" && err != nil {
+				d.errorf(e.value, f, "%v", err)
+			}
 		case "path":
 			t.Path = d.nonEmpty(e.value, f)
 			if !strings.HasPrefix(t.Path, "/") {
@@ -710,6 +713,11 @@ func (d *decoder) target(n *yaml.Node, field string, kind int) *Target {
 		case "headers":
 			t.Header = d.pairs(e.value, f)
 			d.placeholdersIn(e.value, f)
+			for _, h := range t.Header {
+				if err := load.CheckHeader(h[0], h[1]); err != nil {
+					d.errorf(e.value, join(f, h[0]), "%v", err)
+				}
+			}
 		case "body":
 			t.Body = d.str(e.value, f)
 			d.placeholders(e.value, f, t.Body)

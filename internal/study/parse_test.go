@@ -544,3 +544,21 @@ func TestExpansionIsBounded(t *testing.T) {
 		t.Fatalf("600 variants refused: %v", err)
 	}
 }
+
+// A method or header is written into the request verbatim, so one that is
+// no token (or a value with CR or LF) would split the request in two: it
+// is refused when the file is read, not when the step runs.
+func TestRequestSplittingIsRefused(t *testing.T) {
+	target := "targets: [{path: /, expect_status: \"200\"}]"
+	tests := []struct {
+		name, target, want string
+	}{
+		{"method with CRLF", `targets: [{path: /, method: "GET / HTTP/1.1\r\nX-Inj: yes\r\n\r\nGET"}]`, `demo.yaml:28: load.steps[0].targets[0].method: method "GET / HTTP/1.1\r\nX-INJ: YES\r\n\r\nGET": want an HTTP token`},
+		{"method with a space", `targets: [{path: /, method: "GE T"}]`, `load.steps[0].targets[0].method: method "GE T": want an HTTP token`},
+		{"header name with CRLF", `targets: [{path: /, headers: {"X-A\r\nX-B": "1"}}]`, `load.steps[0].targets[0].headers.X-A` + "\r\n" + `X-B: header name "X-A\r\nX-B": want an HTTP token`},
+		{"header value with LF", `targets: [{path: /, headers: {X-A: "1\nGET / HTTP/1.1"}}]`, `load.steps[0].targets[0].headers.X-A: header X-A: value "1\nGET / HTTP/1.1" holds the control character`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, valid, [2]string{target, tt.target}, tt.want) })
+	}
+}
