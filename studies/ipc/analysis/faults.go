@@ -344,17 +344,13 @@ func (r *ipcRun) lossSection() (analysis.Section, error) {
 	return sec, nil
 }
 
-// lostShareRuns is, by repetition, the largest share of requests lost by
-// any style at a delay in the fault step with that fault.
-func (r *ipcRun) lostShareRuns(fault, delay string) map[int]float64 {
+// lostShareRuns is, by repetition, the share of requests a style lost at
+// a delay in a fault step.
+func (r *ipcRun) lostShareRuns(style, delay, step string) map[int]float64 {
 	out := map[int]float64{}
-	for _, st := range r.ds.Steps(map[string]string{"kind": "fault", "fault": fault}) {
-		for _, style := range styles {
-			for _, u := range r.ds.Units(r.key(style, delay), st.Name) {
-				f := r.faultStats[u]
-				out[u.Rep] = max(out[u.Rep], float64(f.lost)/float64(max(f.sent, 1)))
-			}
-		}
+	for _, u := range r.ds.Units(r.key(style, delay), step) {
+		f := r.faultStats[u]
+		out[u.Rep] = float64(f.lost) / float64(max(f.sent, 1))
 	}
 	return out
 }

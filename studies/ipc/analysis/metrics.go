@@ -198,18 +198,39 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 	}
 	putAll("knee-amqp-vs-sync", claims.Metric{Ratio: true, Note: fmt.Sprintf("amqp's knee / each synchronous style's (p99 < %s ms, ≥ %s answered), %s", analysis.Num(kneeP99Ms, 0), analysis.Pct(kneeSuccess), d) + bounds}, knees...)
 
-	// Distance is judged across the delays, so not at d alone.
+	// Distance is judged across the delays, so not at d alone. Costing
+	// the styles alike is every pairwise difference of their costs (a
+	// conjunction): the most minus the least would be biased, the range of
+	// several noisy values being above 0 even when all are equal.
 	if l, ok := r.costLevel(); ok {
-		runs, left := across(spread, r.costRuns(rest, l), r.costRuns(grpc, l), r.costRuns(amqp, l))
-		putAcross("delay-cost-spread", runs, left, claims.Metric{Unit: "ms per ms", Range: &stats.NonNegative,
-			Note: fmt.Sprintf("the most minus the least a style's p50 gained from %s to %s, per ms of one-way delay, open model at %s requests per second", r.base, r.farthest(), analysis.Num(l.x, 0))})
+		var costs []comparison
+		for i, a := range styles {
+			for _, b := range styles[i+1:] {
+				runs, left := across(difference, r.costRuns(a, l), r.costRuns(b, l))
+				costs = append(costs, comparison{a + "−" + b, runs, left})
+			}
+		}
+		putAll("delay-cost-spread", claims.Metric{Unit: "ms per ms",
+			Note: fmt.Sprintf("what one style's p50 gained from %s to %s minus another's, per ms of one-way delay, open model at %s requests per second, each pair of styles a comparison", r.base, r.farthest(), analysis.Num(l.x, 0))}, costs...)
 	}
 
+	// Losing nothing is every style losing nothing in every step with the
+	// fault (a conjunction): the largest share over the styles would be
+	// biased, and would say nothing of a style that was not measured.
 	for _, f := range lossFaults {
-		lost := r.lostShareRuns(f, d)
-		if len(lost) > 0 {
-			m["lost-share-"+f] = claims.Metric{PerRun: byRep(lost), Unit: "share", Range: &stats.Share, Note: "the largest share of requests sent and never answered, over the styles, fault step " + f + ", " + d}
+		var lost []comparison
+		steps := r.ds.Steps(map[string]string{"kind": "fault", "fault": f})
+		for _, st := range steps {
+			for _, style := range styles {
+				label := style
+				if len(steps) > 1 {
+					label += " " + st.Name
+				}
+				lost = append(lost, comparison{label, r.lostShareRuns(style, d, st.Name), leftOut{}})
+			}
 		}
+		putAll("lost-share-"+f, claims.Metric{Unit: "share", Range: &stats.Share,
+			Note: "the share of requests sent and never answered, fault step " + f + ", " + d + ", each style a comparison"}, lost...)
 	}
 	return m
 }
