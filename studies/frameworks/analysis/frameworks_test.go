@@ -441,6 +441,15 @@ func TestResources(t *testing.T) {
 	if got := row(t, sec.Tables[1], hello, high); got[5] != "13.88" || !strings.Contains(got[6], "> 10") {
 		t.Errorf("micro / spring CPU %v", got)
 	}
+	// Each pair a claim compares is a column of its own, never one over
+	// the larger or smaller of the others (biased).
+	header := strings.Join(sec.Tables[1].Header, "|")
+	if strings.Contains(header, "other") || !strings.Contains(header, "|micro / nest CPU|nest / spring CPU per request|nest / micro CPU per request") {
+		t.Errorf("resource ratios %q, want every pair the claims compare", header)
+	}
+	if got := row(t, sec.Tables[1], hello, high); got[7] != "100.22" || got[9] != "0.010" {
+		t.Errorf("micro / nest CPU, nest / micro CPU per request %v, want 902 / 9 and its inverse", got)
+	}
 }
 
 // A run directory as msbench writes it, read back by analysis.Load: the
@@ -538,6 +547,9 @@ func TestRunDirectory(t *testing.T) {
 	// The paper's figures beside ours come from the run's claims.yaml.
 	if got := row(t, section(t, res, "Request duration").Tables[1], universities, high); got[5] != "171" {
 		t.Errorf("thesis micro / nest %v", got)
+	}
+	if header := strings.Join(section(t, res, "Request duration").Tables[1].Header, "|"); strings.Contains(header, "other") || !strings.HasSuffix(header, "|nest / spring") {
+		t.Errorf("ratios of medians %q, want each pair, none over the faster of the others", header)
 	}
 	if c := res.Metrics["parsing-p50-universities-low"]; len(c.All) != 2 || c.All[0].Label != spring || c.All[1].Label != nest {
 		t.Errorf("parsing metric over the frameworks measured both ways: %+v", c)

@@ -163,23 +163,6 @@ func byRep(m map[int]float64) []float64 {
 // ratio is a/b.
 func ratio(xs []float64) float64 { return xs[0] / xs[1] }
 
-// overBest is the first over the smaller of the others; overWorst over
-// the larger.
-func overBest(xs []float64) float64  { return xs[0] / min(xs[1], xs[2]) }
-func overWorst(xs []float64) float64 { return xs[0] / max(xs[1], xs[2]) }
-
-// vsOthers is fw's f over the best (smaller) or worst (larger) of the two
-// other frameworks', with their authors' loading, in one step.
-func (r *fwRun) vsOthers(fw string, c *fcase, f func(u *analysis.Unit) float64, combine func([]float64) float64) map[int]float64 {
-	var others []map[int]float64
-	for _, o := range frameworkOrder {
-		if o != fw {
-			others = append(others, r.authors(o, c, f))
-		}
-	}
-	return across(combine, append([]map[int]float64{r.authors(fw, c, f)}, others...)...)
-}
-
 // pairwise are the comparisons a claim that fw is ahead everywhere
 // implies: fw's f over each other framework's, with their authors'
 // loading, in every step of cases that measured it, by repetition, named
