@@ -70,41 +70,27 @@ func OpenNoise(dir string) (*Noise, error) {
 	return nil, usagef("--noise %s is a single load: a noise model needs A/A runs, a directory of several loads of the same system or a run with an A/A twin", dir)
 }
 
+// twinNoise reads the A/A pairs of a run's twin, audited as the report's
+// noise model reads them (analysis.Dataset.AAPairs).
 func twinNoise(dir string) (*Noise, error) {
 	ds, err := analysis.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	twin, ok := ds.Study.Twin()
+	aa, ok := ds.AAPairs()
 	if !ok {
 		return nil, usagef("--noise %s: the run has no A/A twin (its study says aa: none), so it measured no run-to-run noise", dir)
 	}
-	base := twin
-	base.Twin = false
-	var pairs [][2]metrics.Summary
-	audit := 0
-	for _, st := range ds.Study.Load.Steps {
-		byRep := map[int]*analysis.Unit{}
-		for _, u := range ds.Units(base.Key(), st.Name) {
-			byRep[u.Rep] = u
-		}
-		for _, t := range ds.Units(twin.Key(), st.Name) {
-			b, ok := byRep[t.Rep]
-			switch {
-			case !ok:
-			case !b.AuditOK() || !t.AuditOK():
-				audit++
-			default:
-				pairs = append(pairs, [2]metrics.Summary{b.Summary, t.Summary})
-			}
-		}
+	pairs := make([][2]metrics.Summary, len(aa.Pairs))
+	for i, p := range aa.Pairs {
+		pairs[i] = [2]metrics.Summary{p.Base.Summary, p.Twin.Summary}
 	}
 	var notes []string
-	if audit > 0 {
-		notes = append(notes, fmt.Sprintf("%d A/A pair%s left out: a side failed the noise audit", audit, plural(audit)))
+	if aa.Failed > 0 {
+		notes = append(notes, fmt.Sprintf("%d A/A pair%s left out: a side failed the noise audit", aa.Failed, plural(aa.Failed)))
 	}
 	if len(pairs) == 0 {
-		return nil, usagef("--noise %s: no A/A pair of %s and its twin measured and audited", dir, base.Key())
+		return nil, usagef("--noise %s: no A/A pair of %s and its twin measured and audited", dir, aa.Base.Key())
 	}
 	return newNoise(dir, KindRun, pairs, notes), nil
 }

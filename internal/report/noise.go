@@ -40,26 +40,22 @@ var kindFigures = []struct {
 // Only units that passed their noise audit count, as for the verdicts.
 func noiseModel(ds *analysis.Dataset) noise {
 	sec := analysis.Section{Title: "Noise model: the same system twice (A/A)"}
-	twin, ok := ds.Study.Twin()
+	aa, ok := ds.AAPairs()
 	if !ok {
 		sec.Text = append(sec.Text, "This run has no A/A pair (the study says aa: none), so this machine's run-to-run noise is not known here: a claim measured in one run gets no interval and no decisive verdict.")
 		return noise{section: sec}
 	}
-	base := twin
-	base.Twin = false
-	audited, _ := ds.PassedAudits()
 	perStep := analysis.Table{
-		Caption: fmt.Sprintf("%s deployed twice in each repetition (the second as %s): the second's figure over the first's, geometric mean over the repetitions whose two steps both passed the noise audit, with its 95%% interval.", base.Key(), twin.Key()),
+		Caption: fmt.Sprintf("%s deployed twice in each repetition (the second as %s): the second's figure over the first's, geometric mean over the repetitions whose two steps both passed the noise audit, with its 95%% interval.", aa.Base.Key(), aa.Twin.Key()),
 		Header:  []string{"step", "pairs", "p50 ratio", "p99 ratio", "throughput ratio"},
 	}
 	pairs := make([][][2]float64, len(kindFigures))
 	for _, st := range ds.Study.Load.Steps {
 		row := []string{st.Name, ""}
 		for i, k := range kindFigures {
-			a, b := audited.PerRun(twin.Key(), st.Name, k.of), audited.PerRun(base.Key(), st.Name, k.of)
 			var ratios []float64
-			for rep, x := range a {
-				if y, ok := b[rep]; ok && x > 0 && y > 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			for _, p := range aa.Pairs {
+				if x, y := k.of(p.Twin), k.of(p.Base); p.Step == st.Name && x > 0 && y > 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
 					pairs[i] = append(pairs[i], [2]float64{x, y})
 					ratios = append(ratios, x/y)
 				}
@@ -104,6 +100,9 @@ func noiseModel(ds *analysis.Dataset) noise {
 			fmt.Sprintf("%s (%s–%s)", analysis.Pct(s.Sigma), analysis.Pct(s.Lo), analysis.Pct(s.Hi)), ratioCell(ratios), contains})
 	}
 	sec.Tables = append(sec.Tables, pooled, perStep)
+	if aa.Failed > 0 {
+		sec.Text = append(sec.Text, fmt.Sprintf("A/A pairs left out because a side failed its noise audit: %d (the verdicts do not read such units either).", aa.Failed))
+	}
 	if len(model) == 0 {
 		sec.Text = append(sec.Text, "The A/A pair was not measured in this run (or none of its steps passed the noise audit), so this machine's run-to-run noise is not known here: a claim measured in one run gets no interval and no decisive verdict.")
 		return noise{section: sec}
