@@ -3,10 +3,17 @@
 // confidence intervals that respect the unit of replication, the run.
 //
 // Across runs: MeanCI (Student-t on per-run values; MeanCIIn clamps it to
-// the Range the quantity can take), GeoMeanCI (geometric mean of per-run
-// ratios, t-interval on logs), RunRatio (ratio of means of
-// two independent sets of runs, Fieller–Welch), PairedRunRatio (runs made
-// in pairs) and RunDiff (difference of means, Welch). Within one run:
+// the Range the quantity can take), MedianCI (the median with its
+// order-statistic interval), GeoMeanCI (geometric mean of per-run ratios,
+// t-interval on logs), RunRatio (ratio of means of two independent sets
+// of runs, Fieller–Welch; RunRatioIn cuts it to the ratio's Range, and an
+// unbounded interval stays unbounded), PairedRunRatio (runs made in pairs)
+// and RunDiff (difference of means, Welch). Run-to-run noise: a Spread is
+// the standard deviation of one deployment's value with its χ² interval,
+// from A/A pairs (LogSpread for ratios, DiffSpread for differences) or
+// from independent runs of one system (SampleSpread); Spread.RatioCI and
+// Spread.DiffCI give a comparison of single runs the interval that
+// repetitions would otherwise give. Within one run:
 // BlockBootstrapCI, a circular-block bootstrap over the time-ordered
 // series with an automatic block length (BlockLength), because successive
 // requests are autocorrelated and resampling single requests gives
