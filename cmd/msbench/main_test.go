@@ -41,7 +41,6 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"bad pacing", []string{"load", "-r", "5", "--pacing", "exact", "http://127.0.0.1/"}, "want precise or coarse"},
 		{"pacing in closed model", []string{"load", "--pacing", "coarse", "http://127.0.0.1/"}, "open model only"},
 		{"tick without coarse pacing", []string{"load", "-r", "5", "--tick", "1ms", "http://127.0.0.1/"}, "coarse pacing only"},
-		{"coarse pacing over https", []string{"load", "-r", "5", "--pacing", "coarse", "https://127.0.0.1/"}, "plain http only"},
 		{"bad header", []string{"load", "-H", "NoColon", "http://127.0.0.1/"}, "Name: value"},
 		{"bad status", []string{"load", "--expect-status", "999", "http://127.0.0.1/"}, "not a status code"},
 		{"missing body file", []string{"load", "--body", "@/nonexistent/file", "http://127.0.0.1/"}, "--body"},

@@ -1,7 +1,8 @@
 // Package load is msbench's load engine: it sends HTTP/1.1 requests over
 // keep-alive connections in a closed model (users that send, wait and think)
-// or an open model (arrivals at a fixed or ramping rate, latency measured
-// from the intended send time), and records every request.
+// or an open model (arrivals at a fixed or ramping rate), measures latency
+// from each arrival's intended time, and records every request. One loop
+// sends both models' arrivals and times every answer alike: see loop.
 package load
 
 import (
@@ -13,11 +14,9 @@ import (
 	"net"
 	"net/url"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"golang.org/x/sys/unix"
 
 	"github.com/msbench/msbench/internal/metrics"
@@ -29,7 +28,7 @@ import (
 // Pacer is set, the closed model otherwise.
 type Config struct {
 	Targets     []Target
-	Connections int           // keep-alive connections; in the open model also the most requests in flight
+	Connections int           // keep-alive connections, the most requests in flight
 	Timeout     time.Duration // per request; a timed-out request is an error with latency = Timeout
 	Insecure    bool          // https: accept any server certificate
 
@@ -65,14 +64,16 @@ type Config struct {
 type Pacing int
 
 const (
-	// Precise wakes at each arrival's slot through a high-resolution
-	// timer, so a request leaves within tens of microseconds of it. It
-	// costs one wake-up of the generator per arrival.
+	// Precise wakes at an arrival's slot through a high-resolution
+	// timer and sends with it the arrivals due within preciseWindow
+	// (50 µs) behind it, so a request leaves at most that, plus the
+	// kernel's wake-up latency, after its slot. It costs a wake-up of the
+	// generator per arrival at low rates, fewer above 20,000 req/s.
 	Precise Pacing = iota
 	// Coarse wakes on a grid of ticks and sends, in each, every arrival
 	// whose slot has come: a request leaves up to a tick late (counted in
 	// latency and shown as schedule lag), and one wake-up serves many
-	// requests. Plain HTTP only. See rawLoop.
+	// requests. See loop.
 	Coarse
 )
 
@@ -132,20 +133,13 @@ type Snapshot struct {
 // Engine runs one configured load. Build it with New; Run it once.
 type Engine struct {
 	cfg     Config
-	client  *fasthttp.HostClient
 	targets []prepared
 	mix     mix
 	names   metrics.Names
 	agg     *metrics.Aggregator
-	// gate queues users when there are more than connections. fasthttp's
-	// own wait for a connection can miss a wake-up and time a request out
-	// beside an idle connection (valyala/fasthttp#2391), which would count
-	// as the server's timeout.
-	gate chan struct{}
-
-	// The open model over plain HTTP dials raw sockets: see rawLoop.
-	rawAddr   unix.Sockaddr
-	rawFamily int
+	addr    unix.Sockaddr // the one address checked, dialled by the loop
+	family  int
+	tls     *tls.Config // https; nil for plain http
 
 	base     time.Time
 	baseUnix int64
@@ -197,13 +191,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, mix: m}
-	if cfg.Pacer != nil && cfg.Pacing == Coarse {
-		if isTLS {
-			return nil, errors.New("coarse pacing drives plain http only: use precise pacing for https")
-		}
-		if cfg.Tick <= 0 {
-			return nil, errors.New("coarse pacing needs a positive tick")
-		}
+	if cfg.Pacer != nil && cfg.Pacing == Coarse && cfg.Tick <= 0 {
+		return nil, errors.New("coarse pacing needs a positive tick")
 	}
 	for _, t := range cfg.Targets {
 		p, err := prepare(t)
@@ -220,32 +209,13 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Pacer != nil && !isTLS {
-		e.rawAddr, e.rawFamily = rawSockaddr(dial)
-	}
-	e.client = &fasthttp.HostClient{
-		Addr:               dial.String(),
-		IsTLS:              isTLS,
-		Name:               "msbench",
-		MaxConns:           cfg.Connections,
-		MaxConnWaitTimeout: cfg.Timeout,
-		// A benchmark must see every failure: no silent retries.
-		MaxIdemponentCallAttempts: 1,
-		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		MaxIdleConnDuration:       time.Minute,
-		DisablePathNormalizing:    true,
-		ReadBufferSize:            16 << 10,
-		MaxResponseBodySize:       1 << 30,
-	}
+	e.addr, e.family = sockaddr(dial)
 	if isTLS {
 		// The certificate is checked against the name in the URL, not
 		// the address dialled. Insecure is asked for explicitly, for
 		// self-signed test servers.
 		host, _, _ := net.SplitHostPort(addr)
-		e.client.TLSConfig = &tls.Config{ServerName: host, InsecureSkipVerify: cfg.Insecure}
-	}
-	if cfg.Pacer == nil && e.closedUsers() > cfg.Connections {
-		e.gate = make(chan struct{}, cfg.Connections)
+		e.tls = &tls.Config{ServerName: host, InsecureSkipVerify: cfg.Insecure}
 	}
 	e.agg = metrics.NewAggregator(&e.names)
 	return e, nil
@@ -303,12 +273,9 @@ func (e *Engine) TargetNames() []string {
 func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error) {
 	e.base = time.Now()
 	e.baseUnix = e.base.UnixNano()
-	var raw *rawLoop
-	if e.rawAddr != nil {
-		var err error
-		if raw, err = e.newRawLoop(); err != nil {
-			return metrics.Summary{}, err
-		}
+	l, err := e.newLoop()
+	if err != nil {
+		return metrics.Summary{}, err
 	}
 	cpu0 := cpuTime()
 	e.batches = make(chan []metrics.Record, 4096)
@@ -320,25 +287,14 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 	go func() { collected <- e.collect(opts.Sink, cancel) }()
 	stopProgress := e.progress(opts)
 
-	var wg sync.WaitGroup
-	var ws []*worker
-	var unsent int64
-	var window time.Duration
-	switch {
-	case raw != nil:
-		unsent, window = e.runRaw(ctx, raw)
-	case e.cfg.Pacer != nil:
-		ws = e.newWorkers(e.cfg.Connections)
-		unsent, window = e.runOpen(ctx, ws, &wg)
-	default:
-		ws = e.newWorkers(e.closedUsers())
-		e.runClosed(ctx, ws, &wg)
+	hard := ctx
+	if e.cfg.Pacer != nil {
+		var cancelHard context.CancelFunc
+		hard, cancelHard = e.sendWindow(ctx)
+		defer cancelHard()
 	}
-	wg.Wait()
-	for _, w := range ws {
-		w.flush()
-		w.release()
-	}
+	unsent, window := l.run(hard)
+	l.close()
 	close(e.batches)
 	sinkErr := <-collected
 	stopProgress()
@@ -429,70 +385,6 @@ func (e *Engine) closedUsers() int {
 	return e.cfg.Users
 }
 
-// runClosed starts one goroutine per user.
-func (e *Engine) runClosed(ctx context.Context, ws []*worker, wg *sync.WaitGroup) {
-	deadline := int64(-1)
-	if e.cfg.Duration > 0 {
-		deadline = int64(e.cfg.Duration)
-	}
-	for _, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.closedLoop(ctx, deadline)
-		}()
-	}
-}
-
-// runOpen dispatches arrivals from the pacer to connection workers, which
-// speak TLS where the raw loop cannot. It returns how many scheduled
-// requests were never sent and how long sending took.
-func (e *Engine) runOpen(ctx context.Context, ws []*worker, wg *sync.WaitGroup) (unsent int64, window time.Duration) {
-	tickets := make(chan ticket)
-	for _, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range tickets {
-				w.hit(t.seq, t.intended)
-			}
-		}()
-	}
-	defer close(tickets)
-	hard, cancel := e.sendWindow(ctx)
-	defer cancel()
-	alarm, err := newAlarm(e.base)
-	if err == nil {
-		defer alarm.close()
-		defer context.AfterFunc(hard, alarm.interrupt)()
-	} else {
-		alarm = nil
-	}
-	p := e.cfg.Pacer
-	for {
-		off, ok := p.Next()
-		if !ok || (e.cfg.MaxRequests > 0 && e.seq.Load() >= e.cfg.MaxRequests) {
-			return 0, time.Since(e.base)
-		}
-		t := ticket{seq: uint64(e.seq.Load()), intended: e.baseUnix + int64(off)}
-		if !e.waitUntil(hard, alarm, int64(off)) || !handOff(hard, tickets, t) {
-			return e.unsent(), time.Since(e.base)
-		}
-		e.seq.Add(1)
-	}
-}
-
-// unsent counts, when a run is cut short, the arrival in hand and the rest
-// of the schedule, within MaxRequests. Counted, not walked: a schedule of
-// 10¹² arrivals cut short must end the run at once.
-func (e *Engine) unsent() int64 {
-	n := 1 + e.cfg.Pacer.Remaining()
-	if e.cfg.MaxRequests > 0 {
-		n = min(n, e.cfg.MaxRequests-e.seq.Load())
-	}
-	return n
-}
-
 // sendWindow bounds when arrivals may still leave: the schedule's length
 // and a tenth more (at least 50 ms, at most the request timeout), so that
 // the duration bounds the run in wall time whatever the rate or the server,
@@ -503,46 +395,6 @@ func (e *Engine) sendWindow(ctx context.Context) (context.Context, context.Cance
 	d := e.cfg.Pacer.Duration()
 	slack := min(max(d/10, 50*time.Millisecond), e.cfg.Timeout)
 	return context.WithDeadline(ctx, e.base.Add(d+slack))
-}
-
-// handOff gives a ticket to the next free connection, waiting for one when
-// all are busy: the ticket keeps its intended time, so the wait is counted.
-func handOff(ctx context.Context, tickets chan<- ticket, t ticket) bool {
-	select {
-	case tickets <- t:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (e *Engine) waitUntil(ctx context.Context, a *alarm, offset int64) bool {
-	if a != nil {
-		return a.sleepUntil(ctx, offset)
-	}
-	return sleepOnGoTimer(ctx, e.base, offset)
-}
-
-// sleepOnGoTimer waits on a Go timer until offset (ns since base) or until ctx
-// ends; false means ctx ended first.
-func sleepOnGoTimer(ctx context.Context, base time.Time, offset int64) bool {
-	d := time.Duration(offset) - time.Since(base)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-type ticket struct {
-	seq      uint64
-	intended int64
 }
 
 // claim takes the next sequence number within MaxRequests.

@@ -2,13 +2,10 @@ package load
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,119 +13,31 @@ import (
 	"github.com/msbench/msbench/internal/servertiming"
 )
 
-// worker is one user (closed model) or one connection's sender (open
-// model). Everything on its request path is its own, so it takes no lock
-// and, once warm, allocates nothing.
-type worker struct {
-	id      uint32
+// recorder holds the loop's record batch and the buffers a response is
+// read into. Everything on the request path is the loop's own, so it takes
+// no lock and, once warm, allocates nothing.
+type recorder struct {
 	e       *Engine
-	reqs    []*fasthttp.Request
 	resp    *fasthttp.Response
 	metrics []servertiming.Metric
 	batch   []metrics.Record
 	born    int64 // when the current batch got its first record
-	rng     *rand.Rand
-	timer   *time.Timer
 }
 
-func (e *Engine) newWorker(id uint32) *worker {
-	w := &worker{
-		id:      id,
+func (e *Engine) newRecorder() *recorder {
+	return &recorder{
 		e:       e,
 		resp:    fasthttp.AcquireResponse(),
 		metrics: make([]servertiming.Metric, 0, 2*metrics.MaxTimings),
 		batch:   make([]metrics.Record, 0, batchSize),
-		rng:     rand.New(rand.NewPCG(uint64(id), 0x6d736265)),
-	}
-	// A fasthttp request is mutated while it is written, so each worker
-	// sends its own copy.
-	for _, t := range e.targets {
-		r := fasthttp.AcquireRequest()
-		t.req.CopyTo(r)
-		w.reqs = append(w.reqs, r)
-	}
-	return w
-}
-
-func (e *Engine) newWorkers(n int) []*worker {
-	ws := make([]*worker, n)
-	for i := range ws {
-		ws[i] = e.newWorker(uint32(i))
-	}
-	return ws
-}
-
-func (w *worker) release() {
-	for _, r := range w.reqs {
-		fasthttp.ReleaseRequest(r)
-	}
-	fasthttp.ReleaseResponse(w.resp)
-	if w.timer != nil {
-		w.timer.Stop()
 	}
 }
 
-// closedLoop sends, waits, thinks, until the user's budget, the shared
-// budget, the deadline (ns since base; -1 for none) or ctx ends it.
-func (w *worker) closedLoop(ctx context.Context, deadline int64) {
-	e := w.e
-	for it := 0; e.cfg.Iterations <= 0 || it < e.cfg.Iterations; it++ {
-		if ctx.Err() != nil || (deadline >= 0 && int64(time.Since(e.base)) >= deadline) {
-			return
-		}
-		seq, ok := e.claim()
-		if !ok {
-			return
-		}
-		w.hit(seq, e.now())
-		if e.cfg.Think.Max > 0 && !w.think(ctx, deadline) {
-			return
-		}
-	}
-}
+func (w *recorder) release() { fasthttp.ReleaseResponse(w.resp) }
 
-// think pauses, cut short by the deadline or ctx; false means stop.
-func (w *worker) think(ctx context.Context, deadline int64) bool {
-	d := w.e.cfg.Think.draw(w.rng)
-	if deadline >= 0 {
-		left := time.Duration(deadline) - time.Since(w.e.base)
-		if left <= d {
-			return false
-		}
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
-	select {
-	case <-w.timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// hit sends one request and records it.
-func (w *worker) hit(seq uint64, intended int64) {
-	e := w.e
-	ti := e.mix.pick(seq)
-	sent := e.now()
-	timeout := e.cfg.Timeout
-	if e.gate != nil {
-		e.gate <- struct{}{}
-		timeout -= time.Duration(e.now() - sent)
-	}
-	err := e.client.DoTimeout(w.reqs[ti], w.resp, timeout)
-	if e.gate != nil {
-		<-e.gate
-	}
-	w.store(w.id, seq, ti, intended, sent, e.now(), err)
-}
-
-// store records the request whose response (or err) the worker holds; id
-// is the user or connection it went through.
-func (w *worker) store(id uint32, seq uint64, ti uint16, intended, sent, done int64, err error) {
+// store records t's request, whose response (or err) the recorder holds,
+// and returns when it ended: done, or the timeout after sent.
+func (w *recorder) store(t ticket, ti uint16, sent, done int64, err error) int64 {
 	e := w.e
 	if len(w.batch) == 0 {
 		w.born = done
@@ -136,12 +45,12 @@ func (w *worker) store(id uint32, seq uint64, ti uint16, intended, sent, done in
 	w.batch = w.batch[:len(w.batch)+1]
 	r := &w.batch[len(w.batch)-1]
 	*r = metrics.Record{
-		Seq:      seq,
-		Intended: intended,
+		Seq:      t.seq,
+		Intended: t.intended,
 		Sent:     sent,
 		Done:     done,
 		BytesOut: e.targets[ti].bytesOut,
-		Worker:   id,
+		Worker:   t.user,
 		Target:   ti,
 	}
 	if err != nil {
@@ -152,13 +61,15 @@ func (w *worker) store(id uint32, seq uint64, ti uint16, intended, sent, done in
 	} else {
 		w.check(r, &e.targets[ti])
 	}
+	done = r.Done
 	if len(w.batch) == cap(w.batch) || done-w.born >= batchAge {
 		w.flush()
 	}
+	return done
 }
 
 // check applies the expectations and reads Server-Timing.
-func (w *worker) check(r *metrics.Record, t *prepared) {
+func (w *recorder) check(r *metrics.Record, t *prepared) {
 	e := w.e
 	status := w.resp.StatusCode()
 	body := w.resp.Body()
@@ -212,7 +123,7 @@ func headerBytes(h *fasthttp.ResponseHeader) int64 {
 }
 
 // flush hands the batch to the collector and takes an empty one.
-func (w *worker) flush() {
+func (w *recorder) flush() {
 	if len(w.batch) == 0 {
 		return
 	}
@@ -229,14 +140,13 @@ func (w *worker) flush() {
 func classify(err error) metrics.ErrorClass {
 	var errno syscall.Errno
 	switch {
-	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout),
-		errors.Is(err, fasthttp.ErrNoFreeConns), errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		return metrics.Timeout
 	case errors.As(err, &errno) && errno == syscall.ECONNREFUSED:
 		return metrics.Refused
 	case errors.As(err, &errno) && (errno == syscall.ECONNRESET || errno == syscall.EPIPE):
 		return metrics.Reset
-	case errors.Is(err, fasthttp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return metrics.Closed
 	}
 	return metrics.Network

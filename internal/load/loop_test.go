@@ -110,24 +110,6 @@ func mustStatus(t *testing.T, s string) StatusSet {
 	return set
 }
 
-func TestCoarseTimeoutIsAnErrorWithLatencyTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := okServer(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
-	defer close(release)
-	s := run(t, coarse(Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Timeout: 150 * time.Millisecond, Pacer: constant(t, 20, 200*time.Millisecond)}, DefaultTick), Options{})
-	if s.Requests != 4 || s.Errors["timeout"] != 4 {
-		t.Fatalf("requests %d errors %v, want 4 timeouts", s.Requests, s.Errors)
-	}
-	if s.Uncorrected.Min < 149 || s.Uncorrected.Max > 151 {
-		t.Fatalf("timed-out latency %.1f-%.1f ms, want the 150 ms timeout", s.Uncorrected.Min, s.Uncorrected.Max)
-	}
-}
-
 // A server that answers with something that is not HTTP costs that request,
 // not the run.
 func TestCoarseMalformedResponseIsAnError(t *testing.T) {

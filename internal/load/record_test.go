@@ -21,7 +21,7 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	}
 	e.batches = make(chan []metrics.Record, 1<<16)
 	e.free = make(chan []metrics.Record, 1<<16)
-	w := e.newWorker(0)
+	w := e.newRecorder()
 	w.resp.SetStatusCode(200)
 	w.resp.Header.Add("Server-Timing", "handler;dur=1.2, rpc;dur=0.8;desc=\"x\", fn;dur=0.1")
 	w.resp.SetBodyString("hello")
@@ -36,7 +36,7 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	seq := uint64(0)
 	allocs := testing.AllocsPerRun(10000, func() {
 		seq++
-		w.store(0, seq, 0, 1, 2, 3, nil)
+		w.store(ticket{seq: seq, intended: 1}, 0, 2, 3, nil)
 	})
 	close(e.batches)
 	<-done
