@@ -302,9 +302,35 @@ func testServerGoingAway(t *testing.T, with func(Config) Config) {
 	}
 }
 
+// Every request is one row, in both models and both transports: as many
+// rows as the summary counts, sequence numbers without a gap, and times in
+// order (never sent before its slot).
 func TestRecordsFile(t *testing.T) {
 	srv := okServer(t, nil)
-	e, err := New(Config{Targets: []Target{{Name: "home", URL: srv.URL}}, Users: 3, Connections: 3, MaxRequests: 300, Timeout: time.Second})
+	tlsSrv := httptest.NewTLSServer(okServer(t, nil).Config.Handler)
+	t.Cleanup(tlsSrv.Close)
+	home := []Target{{Name: "home", URL: srv.URL}}
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed", Config{Targets: home, Users: 3, MaxRequests: 300}},
+		{"closed, users queue for connections", Config{Targets: home, Users: 6, Connections: 2, MaxRequests: 300}},
+		{"precise", Config{Targets: home, Connections: 3, Pacer: constant(t, 1000, 300*time.Millisecond)}},
+		{"coarse", coarse(Config{Targets: home, Connections: 3, Pacer: constant(t, 1000, 300*time.Millisecond)}, DefaultTick)},
+		{"https closed", Config{Targets: []Target{{Name: "home", URL: tlsSrv.URL}}, Users: 3, MaxRequests: 300, Insecure: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Timeout = 5 * time.Second
+			tt.cfg.Connections = max(tt.cfg.Connections, tt.cfg.Users)
+			testRecords(t, tt.cfg)
+		})
+	}
+}
+
+func testRecords(t *testing.T, cfg Config) {
+	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,8 +350,8 @@ func TestRecordsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int64(len(rows)) != s.Requests {
-		t.Fatalf("%d rows for %d requests", len(rows), s.Requests)
+	if int64(len(rows)) != s.Requests || s.Requests != 300 {
+		t.Fatalf("%d rows for %d requests, want 300", len(rows), s.Requests)
 	}
 	seen := map[int64]bool{}
 	for _, r := range rows {
@@ -336,12 +362,17 @@ func TestRecordsFile(t *testing.T) {
 		if r.Sent < r.Intended || r.LatencyMs <= 0 || r.LatencyMs < r.ServiceMs {
 			t.Fatalf("times out of order: %+v", r)
 		}
+		if int(r.Worker) >= max(cfg.Users, cfg.Connections) {
+			t.Fatalf("worker %d of %d users and %d connections", r.Worker, cfg.Users, cfg.Connections)
+		}
 		if len(r.ServerTiming) != 2 || r.ServerTiming[0].Name != "app" || r.ServerTiming[1].Ms != 0.25 {
 			t.Fatalf("server timing %+v", r.ServerTiming)
 		}
 	}
-	if len(seen) != 300 {
-		t.Fatalf("%d distinct sequence numbers, want 300", len(seen))
+	for i := range int64(300) {
+		if !seen[i] {
+			t.Fatalf("sequence number %d missing", i)
+		}
 	}
 }
 
@@ -412,8 +443,8 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-// https goes through fasthttp's client, which the raw loop cannot replace;
-// an unverifiable certificate is a counted error unless asked to accept it.
+// https goes through the same loop, in both models and both pacings; an
+// unverifiable certificate is a counted error unless asked to accept it.
 func TestHTTPS(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") }))
 	t.Cleanup(srv.Close)
@@ -424,6 +455,7 @@ func TestHTTPS(t *testing.T) {
 		successes int64
 	}{
 		{"open model", Config{Targets: target, Connections: 4, Insecure: true, Pacer: constant(t, 200, 500*time.Millisecond)}, 100},
+		{"coarse pacing", coarse(Config{Targets: target, Connections: 4, Insecure: true, Pacer: constant(t, 200, 500*time.Millisecond)}, DefaultTick), 100},
 		{"closed model", Config{Targets: target, Users: 2, Insecure: true, Iterations: 50}, 100},
 		{"certificate not trusted", Config{Targets: target, Users: 2, Iterations: 5}, 0},
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -154,5 +155,91 @@ func TestRawLoopResolvesHostNames(t *testing.T) {
 	s := run(t, Config{Targets: []Target{{URL: "http://localhost:" + port + "/"}}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, Options{})
 	if s.Successes != 10 {
 		t.Fatalf("successes %d errors %v, want 10", s.Successes, s.Errors)
+	}
+}
+
+// One stopwatch: the same server timed by both models and both pacings
+// gives the same latency, corrected and not. A closed model that counted
+// its think time, or an open one its wake-ups, would disagree by far more
+// than the tolerance, max(1 ms, 50%), which a busy machine stays within.
+func TestBothModelsTimeAlike(t *testing.T) {
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		fmt.Fprint(w, "ok")
+	})
+	target := []Target{{URL: srv.URL}}
+	models := []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed", Config{Targets: target, Users: 1, Iterations: 40, Think: Think{Min: 10 * time.Millisecond, Max: 10 * time.Millisecond}}},
+		{"precise", Config{Targets: target, Connections: 2, Pacer: constant(t, 80, 500*time.Millisecond)}},
+		{"coarse", coarse(Config{Targets: target, Connections: 2, Pacer: constant(t, 80, 500*time.Millisecond)}, DefaultTick)},
+	}
+	var base [2]float64
+	for i, m := range models {
+		s := run(t, m.cfg, Options{})
+		if s.Successes != 40 {
+			t.Fatalf("%s: successes %d errors %v, want 40", m.name, s.Successes, s.Errors)
+		}
+		p50 := [2]float64{s.Latency.P50, s.Uncorrected.P50}
+		t.Logf("%s: p50 %.3f ms, uncorrected %.3f ms", m.name, p50[0], p50[1])
+		if p50[1] < 2 {
+			t.Fatalf("%s: uncorrected p50 %.3f ms, shorter than the server's 2 ms", m.name, p50[1])
+		}
+		if i == 0 {
+			base = p50
+			continue
+		}
+		for k, what := range []string{"p50", "uncorrected p50"} {
+			if d := math.Abs(p50[k] - base[k]); d > max(1, 0.5*min(p50[k], base[k])) {
+				t.Errorf("%s %s %.3f ms, closed %.3f ms: not the same stopwatch", m.name, what, p50[k], base[k])
+			}
+		}
+	}
+}
+
+// Users beyond the connections wait for one with their slot kept: the wait
+// counts in the corrected latency, as queueing does in the open model, and
+// not in the service time.
+func TestClosedUsersQueueInCorrectedLatencyOnly(t *testing.T) {
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		fmt.Fprint(w, "ok")
+	})
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 4, Connections: 1, Iterations: 10}, Options{})
+	if s.Successes != 40 {
+		t.Fatalf("successes %d errors %v, want 40", s.Successes, s.Errors)
+	}
+	// Four users on one connection: each waits for the other three.
+	t.Logf("p50 %.2f ms, uncorrected %.2f ms", s.Latency.P50, s.Uncorrected.P50)
+	if s.Latency.P50 < 2.5*s.Uncorrected.P50 {
+		t.Fatalf("p50 %.2f ms, uncorrected %.2f ms: the wait for the connection is not where it belongs", s.Latency.P50, s.Uncorrected.P50)
+	}
+}
+
+// Precise pacing wakes once for the arrivals within its window behind the
+// first: at 40,000 req/s, one every 25 µs, three share a wake-up.
+func TestPreciseWakeServesTheArrivalsWithinTheWindow(t *testing.T) {
+	ref := constant(t, 40000, time.Second)
+	var slots []int64
+	for range 3 {
+		off, _ := ref.Next()
+		slots = append(slots, int64(off))
+	}
+	s := &schedule{e: &Engine{cfg: Config{Pacer: constant(t, 40000, time.Second)}}}
+	if first, ok := s.next(); !ok || first != slots[0] {
+		t.Fatalf("first slot %d, want %d", first, slots[0])
+	}
+	if got := s.wake(0); got != slots[0] {
+		t.Fatalf("wake without a window at %d, want the first slot %d", got, slots[0])
+	}
+	if got := s.wake(int64(preciseWindow)); got != slots[2] {
+		t.Fatalf("wake at %d, want the third slot %d (slots %v)", got, slots[2], slots)
+	}
+	for _, want := range slots {
+		if tk, _ := s.take(0, 0); tk.intended != want {
+			t.Fatalf("took %d, want %d: reading ahead lost or reordered an arrival", tk.intended, want)
+		}
 	}
 }
