@@ -21,8 +21,10 @@ const (
 
 // TestIPCStudy starts FerretDB, MariaDB and RabbitMQ once, the three
 // styles' deployments side by side on them, and checks each style's API,
-// bad input, hostile deadlines and one fault: the product service killed
-// (rest, grpc) or the broker restarted (amqp). Then, one style at a time,
+// bad input, hostile clients of every program (HTTP/1.1 of each HTTP
+// server, pipelined floods, HTTP/2 of each gRPC service), hostile
+// deadlines and one fault: the product service killed (rest, grpc) or the
+// broker restarted (amqp). Then, one style at a time,
 // deadlines under a hung store: the services' cap on a call's time, and
 // that a flood of pages timing out leaves no backlog behind. Every program
 // must then stop cleanly on SIGTERM.
@@ -58,15 +60,19 @@ func TestIPCStudy(t *testing.T) {
 				t.Run("hostile-deadlines", func(t *testing.T) { checkHostileDeadlines(ctx, t, d, rabbit) })
 				switch style {
 				case "rest":
-					t.Run("hostile-service", func(t *testing.T) { checkHostile(t, d.services["product"], "/products/1") })
+					t.Run("hostile-services", func(t *testing.T) { checkHostileAll(t, d) })
+					t.Run("pipelined", func(t *testing.T) { checkPipelined(ctx, t, f, out, ports, d) })
 					t.Run("service-hung", func(t *testing.T) { checkServiceHung(t, d.gateway, d.services["product"], callTimeout) })
 					t.Run("service-killed", func(t *testing.T) { checkServiceKilled(ctx, t, f, d, st) })
 				case "grpc":
 					t.Run("malformed-messages", func(t *testing.T) { checkMalformedGRPC(ctx, t, d) })
+					t.Run("exhaustion", func(t *testing.T) { checkGRPCExhaustion(ctx, t, d) })
+					t.Run("connection-age", func(t *testing.T) { checkConnectionAge(ctx, t, f, out, ports, d, mongo) })
+					t.Run("pipelined", func(t *testing.T) { checkPipelined(ctx, t, f, out, ports, d) })
 					t.Run("service-hung", func(t *testing.T) { checkServiceHung(t, d.gateway, d.services["product"], callTimeout) })
 					t.Run("service-killed", func(t *testing.T) { checkServiceKilled(ctx, t, f, d, st) })
 				case "amqp":
-					t.Run("hostile-health", func(t *testing.T) { checkHostile(t, d.services["product"], "/healthz") })
+					t.Run("hostile-health", func(t *testing.T) { checkHostileAll(t, d) })
 					t.Run("malformed-messages", func(t *testing.T) { checkMalformedAMQP(ctx, t, d, rabbit) })
 					t.Run("call-timeout", func(t *testing.T) { checkBrokerTimeout(ctx, t, f, out, ports, d, rabbit) })
 					t.Run("broker-restart", func(t *testing.T) { checkBrokerRestart(ctx, t, d, rabbit, st) })

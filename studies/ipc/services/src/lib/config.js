@@ -62,4 +62,18 @@ function httpLimits() {
   };
 }
 
-module.exports = { ConfigError, style, addr, int, url, httpLimits };
+// grpcLimits bound what one client can hold of a gRPC server, with the
+// HTTP servers' values where they mean the same: the time for a call's
+// whole request to come (REQUEST_TIMEOUT_MS) and how long an idle
+// connection is kept (KEEP_ALIVE_TIMEOUT_MS); and how long any connection
+// is kept, however busy, before its client is asked to open another.
+function grpcLimits() {
+  const { requestTimeout, keepAliveTimeout } = httpLimits();
+  return {
+    arrivalMs: requestTimeout,
+    idleMs: keepAliveTimeout,
+    ageMs: int('MAX_CONNECTION_AGE_MS', 600_000, 1000, 86_400_000),
+  };
+}
+
+module.exports = { ConfigError, style, addr, int, url, httpLimits, grpcLimits };

@@ -8,6 +8,15 @@ const { log } = require('./log');
 // How often Node looks for connections past their header or request
 // timeout; its default, 30 s, would let a slow client outstay a 1 s limit.
 const TIMEOUT_CHECK_MS = 250;
+// The most requests one connection may have under way. Node's server starts
+// every request it reads, pipelined ones too, without waiting for the
+// answers before: 2,000 GETs in one send made the gateway compose 2,000
+// pages at once, 10,000 calls, over its memory cap. No client of these
+// programs pipelines (the load generator and the gateway's pools wait for
+// each answer), so only a flood reaches the bound; what it sends beyond
+// is answered 503 at once, in order, behind the requests under way.
+const MAX_IN_FLIGHT = 16;
+const IN_FLIGHT = Symbol('requests under way on this connection');
 
 function createHttpServer(limits) {
   const app = fastify({
@@ -28,6 +37,14 @@ function createHttpServer(limits) {
     frameworkErrors: (err, req, reply) => reply.code(err.statusCode || 400).send({ error: err.message }),
   });
   app.addHook('onRequest', bodyGuard(limits.maxBody));
+  app.addHook('onRequest', inFlightBound(MAX_IN_FLIGHT));
+  // The guard has read any body to its end already: a parser of Fastify's
+  // would wait for data that has all gone by, and the request, complete,
+  // would outlast the request timeout unanswered. No route takes a body,
+  // so every content type is passed on without one, to be answered as
+  // its route (or the lack of one) says.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (req, payload, done) => done(null));
   app.setErrorHandler((err, req, reply) => {
     const status = err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) log(`error on ${req.method} ${req.routeOptions.url}: ${err.stack || err}`);
@@ -67,6 +84,25 @@ function bodyGuard(maxBody) {
     req.raw.on('end', () => {
       if (!reply.sent) done();
     });
+  };
+}
+
+// inFlightBound answers 503 to a request while max others of its connection
+// are under way (until each answer is written).
+function inFlightBound(max) {
+  return (req, reply, done) => {
+    const { socket } = req.raw;
+    const under = socket[IN_FLIGHT] || 0;
+    if (under >= max) {
+      reply.code(503).header('retry-after', '1')
+        .send({ error: `${max} requests of this connection are under way already: send one at a time` });
+      return;
+    }
+    socket[IN_FLIGHT] = under + 1;
+    reply.raw.once('close', () => {
+      socket[IN_FLIGHT]--;
+    });
+    done();
   };
 }
 

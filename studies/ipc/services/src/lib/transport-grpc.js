@@ -9,6 +9,7 @@
 // in a busy or stopped server's socket does not count. The gateway also
 // sends the absolute deadline as x-deadline metadata, and a service keeps
 // the earlier of the two.
+const http2 = require('node:http2');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -17,7 +18,7 @@ const { drained } = require('./lifecycle');
 const { checkId } = require('./ids');
 const { throttled } = require('./log');
 const config = require('./config');
-const { HEADER } = require('./deadline');
+const { HEADER, settings: deadlineSettings } = require('./deadline');
 const { SERVICES, NAMES } = require('./services');
 
 const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
@@ -31,6 +32,13 @@ const STATUS = {
 const KIND = { [grpc.status.NOT_FOUND]: NOT_FOUND, [grpc.status.INVALID_ARGUMENT]: INVALID, [grpc.status.DEADLINE_EXCEEDED]: TIMEOUT };
 // A request is a few bytes; anything much larger is not one.
 const MAX_MESSAGE = 16_384;
+// The most calls one connection may have open at once: a client past it
+// waits for a call to end. The gateway sends all its calls to a service
+// over one connection, up to as many at once as the study's heaviest loads
+// (400 users, a flood of 400 pages timing out), so the bound is well above
+// that. Without one, a client could open calls without end, each holding
+// some 6 KB: 20,000 half-sent calls took shipping from 78 to 202 MiB.
+const MAX_STREAMS = 1000;
 // grpc-js backs off up to 120 s between reconnects by default; a restarted
 // service would then wait that long for the gateway to notice it.
 const CHANNEL_OPTIONS = { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000 };
@@ -41,7 +49,45 @@ function stubClass(service) {
 }
 
 function serverSettings() {
-  return {};
+  // A connection past its age is asked to go; its calls still under way
+  // get the longest time a call may take before it is cut.
+  return { limits: config.grpcLimits(), graceMs: deadlineSettings().maxMs };
+}
+
+function serverOptions({ limits, graceMs }) {
+  return {
+    'grpc.max_receive_message_length': MAX_MESSAGE,
+    'grpc.max_concurrent_streams': MAX_STREAMS,
+    'grpc.max_connection_idle_ms': limits.idleMs,
+    'grpc.max_connection_age_ms': limits.ageMs,
+    'grpc.max_connection_age_grace_ms': graceMs,
+    // Channelz keeps a record of every connection and call, which
+    // nothing here reads.
+    'grpc.enable_channelz': 0,
+  };
+}
+
+// boundArrivals resets every stream of server whose request has not all
+// come (its message and the end of the client's side) within ms of its
+// headers, as the HTTP servers' request timeout does. grpc-js has no such
+// bound: it waits for the rest of a call forever (a call need not name a
+// deadline), and a call it has answered stays open, holding its stream,
+// until the client ends its side. grpc-js keeps its Node HTTP/2 servers in
+// a private map; its version is pinned, and apitest's gRPC exhaustion
+// check fails if this stops working.
+function boundArrivals(server, ms) {
+  const http2Servers = server.http2Servers;
+  if (!(http2Servers instanceof Map) || http2Servers.size === 0) {
+    throw new Error('grpc-js keeps its HTTP/2 servers elsewhere than before: no bound on the time a request takes to arrive');
+  }
+  for (const http2Server of http2Servers.keys()) {
+    http2Server.on('stream', (stream) => {
+      const timer = setTimeout(() => {
+        if (!stream.destroyed && !stream.state.remoteClose) stream.close(http2.constants.NGHTTP2_CANCEL);
+      }, ms);
+      stream.once('close', () => clearTimeout(timer));
+    });
+  }
 }
 
 // deadlineOf is the deadline a call names: gRPC's own (Infinity when the
@@ -54,7 +100,7 @@ function deadlineOf(call, deadlines) {
 }
 
 async function serve(service, handle, addr, settings, deadlines) {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE });
+  const server = new grpc.Server(serverOptions(settings));
   server.addService(stubClass(service).service, {
     [service.grpc.method]: (call, callback) => {
       const answer = async () => {
@@ -78,6 +124,7 @@ async function serve(service, handle, addr, settings, deadlines) {
   await new Promise((resolve, reject) => {
     server.bindAsync(addr.text, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
   });
+  boundArrivals(server, settings.limits.arrivalMs);
   return {
     async close() {
       await drained(new Promise((resolve) => server.tryShutdown(resolve)));
