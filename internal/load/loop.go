@@ -183,7 +183,7 @@ func (l *loop) run(hard context.Context) (unsent int64, window time.Duration) {
 	defer context.AfterFunc(hard, func() { l.stop.Store(true) })()
 	for {
 		now := l.clock()
-		waiting := l.sendDue(now)
+		waiting := l.sendDue(now, true)
 		if !l.early && !waiting && l.busy > 0 {
 			// Sends first, answers after: what arrived since the last
 			// wake is timed already, and reading it first would delay
@@ -231,7 +231,9 @@ func (l *loop) run(hard context.Context) (unsent int64, window time.Duration) {
 
 // sendDue sends every arrival due by now; true when one waits for a
 // connection, in which case the arrivals behind it are not looked at yet.
-func (l *loop) sendDue(now int64) bool {
+// It polls for a connection to free only if asked: poll itself calls it.
+func (l *loop) sendDue(now int64, canPoll bool) bool {
+	polled := !canPoll
 	for {
 		at, ok := l.a.next()
 		if !ok || at > now {
@@ -239,18 +241,19 @@ func (l *loop) sendDue(now int64) bool {
 		}
 		i, ok := l.free()
 		if !ok {
-			if l.stop.Load() {
+			if polled || l.stop.Load() {
 				// An overdue schedule against a fast server could go
-				// round here for ever; checked once per pass over the
-				// connections, off the common path.
-				return false
-			}
-			// The answers that came in may have freed one.
-			l.poll(0)
-			if i, ok = l.free(); !ok {
+				// round here for ever: stop is checked once per pass
+				// over the connections, off the common path.
 				return true
 			}
+			// The answers that came in may have freed one, and sent
+			// arrivals on it: the next is looked at again.
+			l.poll(0)
+			polled = true
+			continue
 		}
+		polled = !canPoll
 		t, ok := l.a.take(now, i)
 		if !ok {
 			l.unfree(i)
@@ -477,6 +480,12 @@ func (l *loop) poll(timeout int64) {
 			if ev.Events&^unix.EPOLLOUT != 0 && c.state != connClosed {
 				l.read(i)
 			}
+		}
+		// An answer frees a connection: an arrival due goes at once, as
+		// wrk sends as soon as it reads, not after the whole batch; a
+		// closed-model user's next arrival is due when its answer came.
+		if _, due := l.a.next(); due && c.state != connBusy {
+			l.sendDue(l.clock(), false)
 		}
 	}
 }
