@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -445,15 +444,14 @@ func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, windo
 	}
 	s.GeneratorCPUS = cpu.Seconds()
 	// The cores msbench runs on now: fewer than the machine's when it was
-	// placed (msbench load --cpus, or a study's placement).
-	on := placement.Current()
-	s.GeneratorCPUs = on.String()
-	cores := float64(min(runtime.GOMAXPROCS(0), max(len(on), 1)))
+	// placed (msbench load --cpus, or a study's placement). One loop sends
+	// every request, so one core is what it can use, however many it has.
+	s.GeneratorCPUs = placement.Current().String()
 	if s.DurationS > 0 {
-		s.GeneratorCPUUtil = s.GeneratorCPUS / (s.DurationS * cores)
+		s.GeneratorCPUUtil = s.GeneratorCPUS / s.DurationS
 	}
 	if s.GeneratorCPUUtil > 0.9 {
-		w := fmt.Sprintf("the generator used %.0f%% of its %.0f core(s): it may be the bottleneck, not the server", 100*s.GeneratorCPUUtil, cores)
+		w := fmt.Sprintf("the generator used %.0f%% of the one core its loop runs on: it may be the bottleneck, not the server", 100*s.GeneratorCPUUtil)
 		if e.cfg.Pacer != nil && e.cfg.Pacing == Precise {
 			w += "; coarse pacing costs a fraction of the CPU per request at high rates"
 		}

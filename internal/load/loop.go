@@ -31,7 +31,7 @@ import (
 //   - The kernel stamps each response's arrival (SO_TIMESTAMPNS), so a
 //     response read late is timed as if read at once: every request ends
 //     at the kernel's receive time of its last bytes, in both models and
-//     both pacings (see Clock).
+//     both pacings.
 //   - The open model sleeps from one arrival's slot to the next and reads
 //     the answers at each wake: reading late cannot delay an arrival.
 //     Precise pacing wakes at the slot, except that arrivals within
@@ -49,6 +49,7 @@ type loop struct {
 	tick   int64 // coarse pacing's grid; 0 otherwise
 	window int64 // see arrivals.wake
 	early  bool  // wake for answers: the closed model
+	polled int64 // ns since base of the open model's last read of answers
 	ep     int
 	conns  []conn
 	idle   []int // connections ready for a request, most recent last
@@ -56,7 +57,6 @@ type loop struct {
 	busy   int
 	expiry int64 // unix ns when the first request in flight may time out
 	dials  int   // connections waiting for the handshake
-	mono   int64 // CLOCK_MONOTONIC at base, for sleep
 	events []unix.EpollEvent
 	oob    []byte
 	msg    unix.Msghdr // reused by every read: unix.Recvmsg allocates
@@ -68,6 +68,10 @@ type loop struct {
 	wall   int64 // CLOCK_REALTIME minus e.now(), to place kernel timestamps
 	stop   atomic.Bool
 }
+
+// collectEvery bounds how long the open model leaves answers unread while
+// connections are plentiful.
+const collectEvery = time.Millisecond
 
 // preciseWindow is how far behind an arrival's slot precise pacing may send
 // the arrivals after it, to wake once for all of them: the kernel's default
@@ -91,7 +95,6 @@ type conn struct {
 	target     uint16
 	sent       int64     // unix ns
 	out        []byte    // request bytes not yet written
-	pend       []byte    // https: out's buffer, as the ciphertext is crypto/tls's
 	in         []byte    // response bytes so far
 	rx         int64     // kernel arrival time of the last bytes read, unix ns
 	tls        *tls.Conn // https, once the handshake is done
@@ -100,10 +103,6 @@ type conn struct {
 
 // readChunk is the least free space a read offers the kernel.
 const readChunk = 16 << 10
-
-// Clock names the stopwatch that ends every request: the kernel's receive
-// timestamp of the response's last bytes.
-const Clock = "kernel-rx-timestamp"
 
 // sockaddr is the socket address the loop dials: the one resolveTarget
 // checked.
@@ -114,12 +113,7 @@ func sockaddr(ap netip.AddrPort) (unix.Sockaddr, int) {
 	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}, unix.AF_INET6
 }
 
-// newLoop needs e.base set.
 func (e *Engine) newLoop() (*loop, error) {
-	mono, err := monoAt(e.base)
-	if err != nil {
-		return nil, err
-	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
@@ -130,7 +124,6 @@ func (e *Engine) newLoop() (*loop, error) {
 		rec:    e.newRecorder(),
 		tick:   int64(e.cfg.Tick),
 		ep:     ep,
-		mono:   mono,
 		conns:  make([]conn, n),
 		idle:   make([]int, 0, n),
 		closed: make([]int, 0, n),
@@ -155,26 +148,6 @@ func (e *Engine) newLoop() (*loop, error) {
 	return l, nil
 }
 
-// monoAt pairs the kernel's CLOCK_MONOTONIC with Go's: it returns the
-// kernel's reading at base. Elapsed-since-base read just before the kernel
-// reading makes the pairing err only towards waking late, and the tightest
-// of a few tries bounds that error.
-func monoAt(base time.Time) (int64, error) {
-	var mono int64
-	gap := int64(-1)
-	for range 5 {
-		var ts unix.Timespec
-		before := int64(time.Since(base))
-		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-			return 0, fmt.Errorf("clock_gettime: %w", err)
-		}
-		if g := int64(time.Since(base)) - before; gap < 0 || g < gap {
-			gap, mono = g, ts.Nano()-before
-		}
-	}
-	return mono, nil
-}
-
 // run sends until the arrivals are over or hard ends, then waits for what
 // is in flight. It returns how many arrivals were never sent and how long
 // sending took.
@@ -184,10 +157,12 @@ func (l *loop) run(hard context.Context) (unsent int64, window time.Duration) {
 	for {
 		now := l.clock()
 		waiting := l.sendDue(now, true)
-		if !l.early && !waiting && l.busy > 0 {
-			// Sends first, answers after: what arrived since the last
-			// wake is timed already, and reading it first would delay
-			// the sends.
+		if !l.early && !waiting && l.busy > 0 && (4*l.busy > 3*len(l.conns) || now-l.polled >= int64(collectEvery)) {
+			// Sends first, answers after, and only when connections run
+			// short or collectEvery has passed: what arrived is timed
+			// already, and a read per wake would cost a system call for
+			// a few answers.
+			l.polled = now
 			l.poll(0)
 		}
 		l.expire()
@@ -218,11 +193,6 @@ func (l *loop) run(hard context.Context) (unsent int64, window time.Duration) {
 			wake := l.a.wake(l.window)
 			if l.tick > 0 {
 				wake = ceilTo(wake, l.tick)
-				if l.busy > 0 {
-					// Collect on the grid too, freeing connections;
-					// precise pacing collects at the next arrival.
-					wake = min(wake, now/l.tick*l.tick+l.tick)
-				}
 			}
 			l.sleep(min(wake, now+int64(maxSleep)))
 		}
@@ -278,9 +248,9 @@ const maxSleep = 20 * time.Millisecond
 func (l *loop) sleep(offset int64) {
 	// Loop until Go's clock agrees: a request sent early would make its
 	// latency look shorter than it was.
-	for l.clock() < offset {
-		l.ts = unix.NsecToTimespec(l.mono + offset)
-		_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&l.ts)), 0, 0, 0)
+	for now := l.clock(); now < offset; now = l.clock() {
+		l.ts = unix.NsecToTimespec(offset - now)
+		_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, 0, uintptr(unsafe.Pointer(&l.ts)), 0, 0, 0)
 		if errno == unix.EINTR {
 			return
 		}
@@ -412,7 +382,7 @@ func (l *loop) transmit(i int) {
 			return
 		}
 	}
-	if _, err := c.tls.Write(wire); err != nil && c.state == connBusy {
+	if _, err := c.tls.Write(wire); err != nil {
 		l.fail(i, err)
 	}
 }
@@ -712,16 +682,16 @@ func (f *feed) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// handshake opens TLS on connection i. It blocks the loop, up to the
-// request's timeout: crypto/tls keeps a handshake's errors, so it cannot
-// be resumed on readiness as reads are. Handshakes happen once per
-// connection, on its first request, whose latency counts them.
+// handshake opens TLS on connection i. crypto/tls keeps a handshake's
+// errors, so the handshake cannot be resumed on readiness as reads are: it
+// holds the loop, up to the request's timeout, once per connection, and
+// its first request's latency counts it.
 func (l *loop) handshake(i int) error {
 	c := &l.conns[i]
-	w := &tlsWire{l: l, i: i, until: c.sent + int64(l.e.cfg.Timeout)}
+	w := &tlsWire{l: l, i: i, block: true}
 	c.tls = tls.Client(w, l.e.tls)
 	err := c.tls.Handshake()
-	w.until = 0
+	w.block = false
 	if err != nil {
 		c.tls = nil
 	}
@@ -729,21 +699,22 @@ func (l *loop) handshake(i int) error {
 }
 
 // tlsWire is the socket under an https connection as crypto/tls sees it.
-// A read notes the kernel's arrival stamp as a plain read does, and one
-// that would block returns EAGAIN, which crypto/tls treats as temporary:
-// the loop reads again on the next readiness. A write the kernel cannot
-// take at once waits in the connection's out buffer for the loop. During
-// the handshake (until set) both block instead.
+// A read notes the kernel's arrival stamp as a plain read does, and after
+// the handshake one that would block returns EAGAIN, which crypto/tls
+// treats as temporary: the loop reads again on the next readiness. Writes
+// block, up to the request's timeout, until the kernel takes them: the
+// ciphertext is crypto/tls's buffer, and an https request larger than the
+// socket's buffer holds the loop.
 type tlsWire struct {
 	l     *loop
 	i     int
-	until int64 // unix ns: the handshake's deadline; 0 after it
+	block bool // reads block too: the handshake
 }
 
 func (w *tlsWire) Read(p []byte) (int, error) {
 	for {
 		n, err := w.l.recv(&w.l.conns[w.i], p)
-		if err != unix.EAGAIN || w.until == 0 {
+		if err != unix.EAGAIN || !w.block {
 			return n, err
 		}
 		if err := w.await(unix.POLLIN); err != nil {
@@ -753,20 +724,8 @@ func (w *tlsWire) Read(p []byte) (int, error) {
 }
 
 func (w *tlsWire) Write(p []byte) (int, error) {
-	c := &w.l.conns[w.i]
-	if w.until == 0 {
-		if len(c.out) > 0 {
-			// Behind what waits for the socket to be writable.
-			c.out = append(c.out, p...)
-			return len(p), nil
-		}
-		c.out = append(c.pend[:0], p...)
-		c.pend = c.out[:0]
-		w.l.write(w.i)
-		return len(p), nil
-	}
 	for n := 0; n < len(p); {
-		k, err := unix.Write(c.fd, p[n:])
+		k, err := unix.Write(w.l.conns[w.i].fd, p[n:])
 		switch {
 		case err == unix.EAGAIN:
 			if err := w.await(unix.POLLOUT); err != nil {
@@ -782,13 +741,15 @@ func (w *tlsWire) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// await blocks until the socket is ready for events or the deadline.
+// await blocks until the socket is ready for events or the request's
+// deadline.
 func (w *tlsWire) await(events int16) error {
-	left := w.until - w.l.e.now()
+	c := &w.l.conns[w.i]
+	left := c.sent + int64(w.l.e.cfg.Timeout) - w.l.e.now()
 	if left <= 0 {
 		return os.ErrDeadlineExceeded
 	}
-	fds := []unix.PollFd{{Fd: int32(w.l.conns[w.i].fd), Events: events}}
+	fds := []unix.PollFd{{Fd: int32(c.fd), Events: events}}
 	if _, err := unix.Poll(fds, int(max(1, left/int64(time.Millisecond)))); err != nil && err != unix.EINTR {
 		return os.NewSyscallError("poll", err)
 	}

@@ -220,10 +220,8 @@ func isToken(s string) bool {
 	return true
 }
 
-// prepared is a target turned into a reusable fasthttp request, and into
-// the bytes the raw loop sends.
+// prepared is a target turned into the bytes the loop sends.
 type prepared struct {
-	req          *fasthttp.Request
 	wire         []byte
 	head         bool // a response to HEAD has no body whatever its headers say
 	bytesOut     int64
@@ -248,6 +246,7 @@ func prepare(t Target) (prepared, error) {
 		}
 	}
 	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
 	req.SetRequestURI(t.URL)
 	req.Header.SetMethod(method)
 	for _, h := range t.Header {
@@ -260,8 +259,7 @@ func prepare(t Target) (prepared, error) {
 	if len(t.Body) > 0 {
 		req.SetBody(t.Body)
 	}
-	// As fasthttp's client would add it, so that the raw loop sends the
-	// same bytes.
+	// As fasthttp's client would add it.
 	if len(req.Header.UserAgent()) == 0 {
 		req.Header.SetUserAgent("msbench")
 	}
@@ -273,7 +271,7 @@ func prepare(t Target) (prepared, error) {
 	if status == (StatusSet{}) {
 		status = Success2xx()
 	}
-	return prepared{req: req, wire: wire.Bytes(), head: method == fasthttp.MethodHead, bytesOut: int64(wire.Len()), expectStatus: status, expectBody: t.ExpectBody}, nil
+	return prepared{wire: wire.Bytes(), head: method == fasthttp.MethodHead, bytesOut: int64(wire.Len()), expectStatus: status, expectBody: t.ExpectBody}, nil
 }
 
 // mix picks targets by sequence number: a table in which each target
