@@ -47,9 +47,10 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 
 // BenchmarkRequest measures the whole request path against a fasthttp
 // server in the same process (which allocates nothing per request either,
-// so -benchmem shows msbench's own allocations): a closed-model user, and
-// coarse pacing's loop (at a rate one connection cannot keep up with, so
-// it runs flat out).
+// so -benchmem shows msbench's own allocations): the closed model flat out,
+// and both pacings at a fixed 20,000 req/s, where the generator's wake-ups
+// are the cost. cpu-µs/req counts the process, server included; profile it
+// with -cpuprofile to see the loop's share.
 func BenchmarkRequest(b *testing.B) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -62,21 +63,27 @@ func BenchmarkRequest(b *testing.B) {
 	go srv.Serve(ln)
 	defer srv.Shutdown()
 	target := []Target{{URL: "http://" + ln.Addr().String() + "/"}}
+	paced := func(n int, pacing Pacing) Config {
+		const rate = 20000
+		p, err := pacer.Constant(rate, time.Duration(float64(n)/rate*float64(time.Second))+time.Millisecond, pacer.Uniform, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := Config{Targets: target, Connections: 50, Timeout: time.Minute, Pacer: p, Pacing: pacing, MaxRequests: int64(n)}
+		if pacing == Coarse {
+			cfg.Tick = DefaultTick
+		}
+		return cfg
+	}
 	for _, bb := range []struct {
 		name string
 		cfg  func(n int) Config
 	}{
 		{"closed", func(n int) Config {
-			return Config{Targets: target, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: int64(n)}
+			return Config{Targets: target, Users: 50, Connections: 50, Timeout: time.Minute, MaxRequests: int64(n)}
 		}},
-		{"coarse", func(n int) Config {
-			const rate = 1e6
-			p, err := pacer.Constant(rate, time.Duration(float64(n)/rate*float64(time.Second))+time.Millisecond, pacer.Uniform, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return Config{Targets: target, Connections: 1, Timeout: time.Minute, Pacer: p, Pacing: Coarse, Tick: DefaultTick, MaxRequests: int64(n)}
-		}},
+		{"precise", func(n int) Config { return paced(n, Precise) }},
+		{"coarse", func(n int) Config { return paced(n, Coarse) }},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			e, err := New(bb.cfg(b.N))
@@ -92,6 +99,7 @@ func BenchmarkRequest(b *testing.B) {
 			if s.Successes != int64(b.N) {
 				b.Fatalf("%d of %d succeeded: %v", s.Successes, b.N, s.Errors)
 			}
+			b.ReportMetric(1e6*s.GeneratorCPUS/float64(b.N), "cpu-µs/req")
 		})
 	}
 }
