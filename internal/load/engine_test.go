@@ -131,10 +131,17 @@ func eachPacing(t *testing.T, test func(t *testing.T, with func(Config) Config))
 	}
 }
 
+// An open load sends its schedule, on time, up to its request count; the
+// host is named as a resolver would be asked for it.
 func TestOpenModelRate(t *testing.T) {
 	srv := okServer(t, nil)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := []Target{{URL: "http://localhost:" + port + "/"}}
 	eachPacing(t, func(t *testing.T, with func(Config) Config) {
-		s := run(t, with(Config{Targets: []Target{{URL: srv.URL}}, Connections: 10, Pacer: constant(t, 400, time.Second)}), Options{})
+		s := run(t, with(Config{Targets: target, Connections: 10, Pacer: constant(t, 400, time.Second)}), Options{})
 		if s.Requests != 400 || s.Unsent != 0 || s.Successes != 400 {
 			t.Fatalf("sent %d (%d unsent, %d successes), want 400", s.Requests, s.Unsent, s.Successes)
 		}
@@ -147,15 +154,8 @@ func TestOpenModelRate(t *testing.T) {
 		if got := s.ServerTiming["app"]; got.Count != 400 || !near(got.P50, 1.5) {
 			t.Fatalf("server timing app = %+v, want 400 samples of 1.5 ms", got)
 		}
-	})
-}
-
-func TestOpenModelRequestCap(t *testing.T) {
-	srv := okServer(t, nil)
-	eachPacing(t, func(t *testing.T, with func(Config) Config) {
-		s := run(t, with(Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Pacer: constant(t, 1000, time.Second), MaxRequests: 123}), Options{})
-		if s.Requests != 123 || s.Unsent != 0 {
-			t.Fatalf("sent %d (%d unsent), want 123", s.Requests, s.Unsent)
+		if s = run(t, with(Config{Targets: target, Connections: 4, Pacer: constant(t, 1000, time.Second), MaxRequests: 123}), Options{}); s.Requests != 123 || s.Unsent != 0 {
+			t.Fatalf("sent %d (%d unsent), want the 123 asked for", s.Requests, s.Unsent)
 		}
 	})
 }
@@ -329,7 +329,9 @@ func TestRecordsFile(t *testing.T) {
 	}
 }
 
-func testRecords(t *testing.T, cfg Config) {
+// recorded runs a load into a records file and reads it back.
+func recorded(t *testing.T, cfg Config) (metrics.Summary, []records.Row) {
+	t.Helper()
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -350,6 +352,11 @@ func testRecords(t *testing.T, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, rows
+}
+
+func testRecords(t *testing.T, cfg Config) {
+	s, rows := recorded(t, cfg)
 	if int64(len(rows)) != s.Requests || s.Requests != 300 {
 		t.Fatalf("%d rows for %d requests, want 300", len(rows), s.Requests)
 	}
@@ -381,25 +388,7 @@ func TestTagHeaderIsRecorded(t *testing.T) {
 	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("X-Data-Version", fmt.Sprint(n.Add(1)))
 	})
-	e, err := New(Config{Targets: []Target{{URL: srv.URL}}, Users: 1, Connections: 1, MaxRequests: 20, Timeout: time.Second, TagHeader: "X-Data-Version"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "records.parquet")
-	w, err := records.Create(path, e.Names(), e.TargetNames())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Run(context.Background(), Options{Sink: w}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := records.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := recorded(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 1, Connections: 1, MaxRequests: 20, Timeout: time.Second, TagHeader: "X-Data-Version"})
 	for _, r := range rows {
 		// One user: the n-th request got version n.
 		if r.Tag != r.Seq+1 {

@@ -146,18 +146,6 @@ func TestCoarseMalformedResponseIsAnError(t *testing.T) {
 	}
 }
 
-func TestRawLoopResolvesHostNames(t *testing.T) {
-	srv := okServer(t, nil)
-	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := run(t, Config{Targets: []Target{{URL: "http://localhost:" + port + "/"}}, Connections: 2, Pacer: constant(t, 40, 250*time.Millisecond)}, Options{})
-	if s.Successes != 10 {
-		t.Fatalf("successes %d errors %v, want 10", s.Successes, s.Errors)
-	}
-}
-
 // One stopwatch: the same server timed by both models and both pacings
 // gives the same latency, corrected and not. A closed model that counted
 // its think time, or an open one its wake-ups, would disagree by far more
