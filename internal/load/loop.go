@@ -454,7 +454,8 @@ func (l *loop) poll(timeout int64) {
 		// An answer frees a connection: an arrival due goes at once, as
 		// wrk sends as soon as it reads, not after the whole batch; a
 		// closed-model user's next arrival is due when its answer came.
-		if _, due := l.a.next(); due && c.state != connBusy {
+		// Once stopped, nothing more is sent: drain polls here too.
+		if _, due := l.a.next(); due && c.state != connBusy && !l.stop.Load() {
 			l.sendDue(l.clock(), false)
 		}
 	}
