@@ -147,6 +147,9 @@ type Engine struct {
 	free     chan []metrics.Record
 	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
 	badTimes atomic.Int64 // malformed Server-Timing entries
+	// unstamped counts answers the kernel gave no receive stamp for,
+	// ended at the moment they were read instead.
+	unstamped atomic.Int64
 }
 
 // batchSize trades how fresh the live view is against per-batch overhead;
@@ -416,6 +419,7 @@ func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, windo
 	e.agg.Fill(&s, s.DurationS)
 	s.Valid = true
 	s.AchievedRateOK = true
+	s.Clock, s.Unstamped = metrics.KernelReceiveStamp, e.unstamped.Load()
 	if e.cfg.Pacer != nil {
 		s.Model = "open"
 		sched := e.cfg.Pacer.Duration().Seconds()

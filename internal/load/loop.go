@@ -595,6 +595,8 @@ func (l *loop) parse(i int) {
 	if c.rx > 0 {
 		// The kernel's stamp of the last bytes, within what is possible.
 		done = min(max(c.rx-l.wall, c.sent), now)
+	} else {
+		l.e.unstamped.Add(1)
 	}
 	l.end(i, done, err)
 	extra := len(l.src.b) + l.br.Buffered()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msbench/msbench/internal/metrics"
 )
 
 func coarse(cfg Config, tick time.Duration) Config {
@@ -179,6 +181,9 @@ func TestBothModelsTimeAlike(t *testing.T) {
 			s := run(t, m.cfg(), Options{})
 			if s.Successes != 30 {
 				t.Fatalf("%s: successes %d errors %v, want 30", m.name, s.Successes, s.Errors)
+			}
+			if s.Clock != metrics.KernelReceiveStamp || s.Unstamped != 0 {
+				t.Fatalf("%s: clock %q with %d answers unstamped, want every answer on the kernel's receive stamp", m.name, s.Clock, s.Unstamped)
 			}
 			if s.Uncorrected.P50 < 2 {
 				t.Fatalf("%s: uncorrected p50 %.3f ms, shorter than the server's 2 ms", m.name, s.Uncorrected.P50)

@@ -22,10 +22,20 @@ type Distribution struct {
 	Max   float64 `json:"max"`
 }
 
+// KernelReceiveStamp is the clock of every latency msbench measures: the
+// kernel's receive timestamp (SO_TIMESTAMPNS) of an answer's last bytes,
+// so neither model counts the generator's own delay in reading them.
+const KernelReceiveStamp = "kernel receive stamp"
+
 // Summary is what summary.json holds for one load: the keys are the
 // project's published interface, read by the runner and the report.
 type Summary struct {
-	Model          string    `json:"model"`
+	Model string `json:"model"`
+	// Clock says what ends a request's latency, the same in every model:
+	// KernelReceiveStamp. Unstamped answers (none on Linux sockets with
+	// SO_TIMESTAMPNS) ended when they were read instead.
+	Clock          string    `json:"clock,omitempty"`
+	Unstamped      int64     `json:"unstamped,omitempty"`
 	StartedAt      time.Time `json:"started_at"`
 	EndedAt        time.Time `json:"ended_at"`
 	DurationS      float64   `json:"duration_s"`
@@ -59,8 +69,9 @@ type Summary struct {
 	ServerTimingDropped   int64                   `json:"server_timing_dropped,omitempty"`
 
 	GeneratorCPUS float64 `json:"generator_cpu_s"`
-	// GeneratorCPUUtil is GeneratorCPUS over the duration times the cores
-	// the generator could use: GeneratorCPUs, or GOMAXPROCS if fewer.
+	// GeneratorCPUUtil is GeneratorCPUS over the duration: the share of
+	// one core, since one loop sends every request however many cores
+	// msbench has.
 	GeneratorCPUUtil float64 `json:"generator_cpu_utilization"`
 	// GeneratorCPUs are the cores the generator ran on (its CPU affinity),
 	// e.g. "0" when msbench was placed on core 0.
