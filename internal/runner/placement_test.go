@@ -312,6 +312,7 @@ func TestSaturatedGeneratorFailsTheAudit(t *testing.T) {
 		t.Skip("needs 2 cores")
 	}
 	url, nginx := startNginx(t, avail[len(avail)-1:])
+	url += "big"
 	restore, err := placement.Self(avail[:1])
 	if err != nil {
 		t.Fatal(err)
@@ -396,10 +397,16 @@ http {
   access_log off;
   client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
   keepalive_requests 100000000;
-  server { listen 127.0.0.1:%[2]d; location / { return 200 "ok"; } }
+  sendfile on;
+  server { listen 127.0.0.1:%[2]d; location = / { return 200 "ok"; } location = /big { alias %[1]s/big; } }
 }
 `, dir, port)
 	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// /big: the generator copies and parses every byte of it, nginx hands
+	// it to the kernel (sendfile), so the generator's core runs out first.
+	if err := os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p, err := proc.Start(context.Background(), proc.Spec{Name: "nginx", Path: bin, Args: []string{"-c", filepath.Join(dir, "nginx.conf"), "-p", dir},
