@@ -1,8 +1,10 @@
 package platform
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -60,10 +62,14 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 	return &boundedConn{Conn: c, limits: l.limits}, nil
 }
 
-// boundedConn tells requests apart without parsing them: a request starts
-// with the first byte read after an answer was written (or the connection
-// opened) and ends when its answer is written. A client that wants its
-// answer must therefore send its request whole, within the limits.
+// boundedConn tells requests apart by reading just enough of them: a
+// request starts with the first byte read after the last one ended (or the
+// connection opened) and ends with the last byte its header's
+// Content-Length declares, or, with a chunked body, when its answer is
+// written. Only its arrival is bounded: net/http reads on in the background
+// while a handler runs, and a bound reaching into that read would cut the
+// connection under a handler slower than the bound (a 2 MB parse per call
+// under load), losing its answer.
 type boundedConn struct {
 	net.Conn
 	limits
@@ -75,6 +81,12 @@ type boundedConn struct {
 	end time.Time
 	// read is how much of the current request has been read.
 	read int64
+	// head holds the current request's header until its blank line; body
+	// is how much of its body is still to come once the header is read,
+	// -1 for a chunked body, whose end only its answer tells.
+	head   []byte
+	inBody bool
+	body   int64
 }
 
 func (c *boundedConn) Read(p []byte) (int, error) {
@@ -91,22 +103,89 @@ func (c *boundedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.mu.Lock()
-		c.read += int64(n)
-		if c.end.IsZero() {
-			c.end = time.Now().Add(c.readTimeout)
-			if derr := c.applyLocked(); derr != nil && err == nil {
-				err = derr
-			}
+		if derr := c.arrived(p[:n]); derr != nil && err == nil {
+			err = derr
 		}
 		c.mu.Unlock()
 	}
 	return n, err
 }
 
+// arrived follows the requests through b, bytes just read, and sets the
+// deadline of the one under way, if any.
+func (c *boundedConn) arrived(b []byte) error {
+	for len(b) > 0 {
+		if c.end.IsZero() {
+			c.end = time.Now().Add(c.readTimeout)
+		}
+		switch {
+		case !c.inBody:
+			// The header ends at its blank line; what follows is body.
+			c.head = append(c.head, b...)
+			i := bytes.Index(c.head, []byte("\r\n\r\n"))
+			if i < 0 {
+				c.read += int64(len(b))
+				b = nil
+				continue
+			}
+			taken := len(b) - (len(c.head) - (i + 4))
+			c.read += int64(taken)
+			b = b[taken:]
+			c.inBody, c.body = true, bodyLength(c.head[:i])
+			c.head = c.head[:0]
+		case c.body < 0:
+			// Chunked: bounded until the answer.
+			c.read += int64(len(b))
+			b = nil
+			continue
+		default:
+			k := min(int64(len(b)), c.body)
+			c.read += k
+			c.body -= k
+			b = b[k:]
+		}
+		if c.inBody && c.body == 0 {
+			c.nextRequest()
+		}
+	}
+	return c.applyLocked()
+}
+
+// bodyLength is what a request header declares of its body: its
+// Content-Length, -1 for a chunked body, 0 for none. A malformed length is
+// left to the server to refuse; its arrival stays bounded until the answer.
+func bodyLength(head []byte) int64 {
+	n := int64(0)
+	for _, line := range bytes.Split(head, []byte("\r\n"))[1:] {
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(bytes.TrimSpace(name), []byte("Transfer-Encoding")):
+			return -1
+		case bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")):
+			v, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || v < 0 {
+				return -1
+			}
+			n = v
+		}
+	}
+	return n
+}
+
+// nextRequest ends the current request's bounds.
+func (c *boundedConn) nextRequest() {
+	c.end, c.read, c.inBody, c.body = time.Time{}, 0, false, 0
+	c.head = c.head[:0]
+}
+
 // Write answers the current request: the next byte read starts another.
 func (c *boundedConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	c.end, c.read = time.Time{}, 0
+	c.nextRequest()
 	err := c.applyLocked()
 	c.mu.Unlock()
 	if err != nil {

@@ -22,6 +22,15 @@ type Empty struct{}
 
 func (*Echo) Say(_ context.Context, _ *Empty, _ *Empty) error { return nil }
 
+// slowFor is how long Echo.Slow takes: over the tests' read bound, as a
+// 2 MB parse per call can be under load.
+const slowFor = time.Second
+
+func (*Echo) Slow(_ context.Context, _ *Empty, _ *Empty) error {
+	time.Sleep(slowFor)
+	return nil
+}
+
 // serve starts a go-micro server on the bounded transport and returns its
 // address.
 func serve(t *testing.T, readTimeout time.Duration, maxRequest int64) string {
@@ -64,6 +73,8 @@ func TestTransportBoundsEveryRequest(t *testing.T) {
 		statuses []int
 	}{
 		{"a call", call, []int{http.StatusOK}},
+		// The bound is on the request's arrival, not on its answer.
+		{"a call slower than the bound", strings.Replace(call, "Echo.Say", "Echo.Slow", 1), []int{http.StatusOK}},
 		{"a call just under the size", head + fmt.Sprintf("Content-Length: %d\r\n\r\n{}%s", maxRequest-len(head)-24, strings.Repeat(" ", maxRequest-len(head)-26)), []int{http.StatusOK}},
 		{"body shorter than its length", head + "Content-Length: 100\r\n\r\n{}", []int{0, http.StatusInternalServerError}},
 		{"header over the size", head + "X-Big: " + strings.Repeat("a", maxRequest) + "\r\n\r\n", []int{0, http.StatusBadRequest}},
