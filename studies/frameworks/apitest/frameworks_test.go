@@ -123,7 +123,7 @@ func frameworks() []framework {
 					header: [][2]string{{"Micro-Service", "universities"}, {"Micro-Endpoint", "Universities.Find"}}, body: `{"country":"Finland"}`},
 			},
 			// The services' transport bounds a request, header and body
-			// together, by READ_TIMEOUT from its first byte and by
+			// together, by READ_TIMEOUT from its first byte to its declared end and by
 			// microMaxRequest bytes (services/micro/platform).
 			backendLimits: hostile.Limits{ReadHeader: readTimeout, Read: readTimeout, MaxBody: microMaxRequest},
 			backendHostile: func(cases []hostile.Case) []hostile.Case {
