@@ -61,8 +61,8 @@ const CountBound = time.Hour
 // waits for every request in flight, so a longer one would unbound it.
 const MaxTimeout = CountBound
 
-// MaxUsers bounds the closed model's users: each is a goroutine with its
-// own buffers and, by default, its own connection (100,000 take about
+// MaxUsers bounds the closed model's users: each has, by default, a
+// connection of its own, with its socket and buffers (100,000 took about
 // 1 GiB). More concurrency than that is the open model's.
 const MaxUsers = 100_000
 
@@ -97,7 +97,7 @@ func (s Spec) Validate() error {
 	case s.MinSuccess != nil && !(*s.MinSuccess >= 0 && *s.MinSuccess <= 1):
 		return fmt.Errorf("the minimum success rate %v must lie between 0 and 1", *s.MinSuccess)
 	case s.Users > MaxUsers:
-		return fmt.Errorf("%d users: at most %d, each a goroutine with its own buffers and connection (the open model drives more concurrency)", s.Users, MaxUsers)
+		return fmt.Errorf("%d users: at most %d, each with a connection of its own by default, its socket and buffers (the open model drives more concurrency)", s.Users, MaxUsers)
 	case s.Timeout > MaxTimeout:
 		return fmt.Errorf("a timeout of %v: at most %v, since the load waits for every request in flight", s.Timeout, MaxTimeout)
 	case !s.Open && s.Think.Max >= s.timeBound():
