@@ -26,3 +26,30 @@ func groupAlive(pgid int) bool {
 	}
 	return false
 }
+
+// groupStopped reports whether every thread of every live member of
+// process group pgid is stopped (or traced, or has exited).
+func groupStopped(pgid int) bool {
+	stats, err := procfs.All()
+	if err != nil {
+		return false
+	}
+	for _, s := range stats {
+		if s.PGRP != pgid || s.Dead() {
+			continue
+		}
+		tasks, err := procfs.Tasks(s.PID)
+		if err != nil {
+			if procfs.Alive(s.PID) {
+				return false
+			}
+			continue // it exited while we looked: nothing left to stop
+		}
+		for _, t := range tasks {
+			if t.State != 'T' && t.State != 't' && !t.Dead() {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -114,8 +114,25 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	return nil
 }
 
-// Pause freezes the group with SIGSTOP (fault injection: a hung service).
-func (p *Process) Pause() error { return p.Signal(syscall.SIGSTOP) }
+// Pause freezes the group with SIGSTOP (fault injection: a hung service)
+// and returns once every thread of it has stopped. The signal is delivered
+// to each thread as it next runs, so on a busy machine a thread may still
+// answer a request sent right after kill(2) returned (an apitest saw a
+// "hung" store answer 6 ms later).
+func (p *Process) Pause() error {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopWithin)
+	defer cancel()
+	if err := poll(ctx, 100*time.Microsecond, 10*time.Millisecond, nil, func() bool { return groupStopped(p.pid) }); err != nil {
+		return fmt.Errorf("pause %s: not every thread stopped within %v (one in uninterruptible sleep?)", p.name, stopWithin)
+	}
+	return nil
+}
+
+// stopWithin bounds the wait for a paused group's threads to stop.
+const stopWithin = 5 * time.Second
 
 // Resume continues a paused group with SIGCONT.
 func (p *Process) Resume() error { return p.Signal(syscall.SIGCONT) }

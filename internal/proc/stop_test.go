@@ -177,8 +177,19 @@ func TestPauseResume(t *testing.T) {
 	if err := p.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, p.Pid(), "stopped", stopped)
-	waitState(t, gpid, "stopped", stopped)
+	// At once, not eventually: a paused service must not answer another
+	// request, so Pause returns only once every thread has stopped.
+	for _, pid := range []int{p.Pid(), gpid} {
+		tasks, err := procfs.Tasks(pid)
+		if err != nil || len(tasks) < 2 {
+			t.Fatalf("threads of %d: %v %v, want a Go program's several", pid, tasks, err)
+		}
+		for _, task := range tasks {
+			if task.State != 'T' {
+				t.Errorf("thread %d of %d is %c right after Pause returned, want T (stopped)", task.PID, pid, task.State)
+			}
+		}
+	}
 	if err := p.Resume(); err != nil {
 		t.Fatal(err)
 	}

@@ -65,3 +65,31 @@ func Descendants(stats []Stat, root int) []Stat {
 	}
 	return out
 }
+
+// Tasks reads the stat of every thread of pid (/proc/PID/task). Threads
+// that exit while the directory is being read are skipped.
+func Tasks(pid int) ([]Stat, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	out := make([]Stat, 0, len(names))
+	for _, n := range names {
+		b, err := os.ReadFile(dir + "/" + n + "/stat")
+		if err != nil {
+			continue
+		}
+		s, err := ParseStat(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", dir, n, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
