@@ -3,6 +3,7 @@
 package claimstest
 
 import (
+	"math"
 	"testing"
 
 	"github.com/msbench/msbench/internal/claims"
@@ -34,6 +35,26 @@ func Verdicts(t *testing.T, file *claims.File, metrics map[string]claims.Metric,
 		for _, p := range parts {
 			if len(p.PerRun) != reps {
 				t.Errorf("metric %s %s has %d values, want one per repetition (%d)", id, p.Label, len(p.PerRun), reps)
+			}
+		}
+	}
+}
+
+// Parts wants m to be a conjunction whose parts are exactly want: label →
+// one value per repetition, equal within 1e-9.
+func Parts(t *testing.T, m claims.Metric, want map[string][]float64) {
+	t.Helper()
+	if m.PerRun != nil || len(m.All) != len(want) {
+		t.Fatalf("%+v, want the parts %v", m, want)
+	}
+	for _, p := range m.All {
+		w, ok := want[p.Label]
+		if !ok || len(p.PerRun) != len(w) {
+			t.Fatalf("part %s %v, want %v", p.Label, p.PerRun, want)
+		}
+		for i := range w {
+			if math.Abs(p.PerRun[i]-w[i]) > 1e-9 {
+				t.Errorf("part %s repetition %d: %v, want %v", p.Label, i+1, p.PerRun[i], w[i])
 			}
 		}
 	}
