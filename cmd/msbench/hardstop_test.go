@@ -61,7 +61,8 @@ func msbenchBinary(t *testing.T) string {
 // and says so, and tests of other packages that kill an msbench on purpose
 // must not show up here as a line nobody expected.
 func TestMain(m *testing.M) {
-	tmp, err := os.MkdirTemp("", "msbench-cmdtest-")
+	removeDeadCmdtestDirs()
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", cmdtestPrefix, os.Getpid()))
 	if err == nil {
 		// Servers that run as their own users must reach their dirs below.
 		err = os.Chmod(tmp, 0o755)
@@ -77,6 +78,22 @@ func TestMain(m *testing.M) {
 	}
 	os.RemoveAll(tmp)
 	os.Exit(code)
+}
+
+const cmdtestPrefix = "msbench-cmdtest-"
+
+// removeDeadCmdtestDirs removes the directories of earlier runs of these
+// tests whose process is gone: one killed by go test's timeout ran no
+// cleanup. They are not leased, since these tests' own msbench runs must
+// not sweep other packages' leases; the pid in the name says whose they are.
+func removeDeadCmdtestDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), cmdtestPrefix+"*"))
+	for _, d := range dirs {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), cmdtestPrefix), "-")
+		if n, err := strconv.Atoi(pid); err != nil || !procfs.Alive(n) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // lines collects what a process writes, line by line, and lets a test wait

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -28,7 +29,14 @@ func Start(ctx context.Context, t testing.TB, kind deps.Kind, name string, ports
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Leased as deps leases its own dirs: a test binary killed by its
+	// timeout runs no cleanup, and the next msbench takes the dir back.
+	lease.Take(lease.Dir, dir)
+	t.Cleanup(func() {
+		if os.RemoveAll(dir) == nil {
+			lease.Release(lease.Dir, dir)
+		}
+	})
 	in, err := deps.Start(ctx, kind, deps.Options{
 		Name: name, Dir: filepath.Join(dir, "instance"), LogDir: filepath.Join(dir, "logs"), Ports: ports,
 	})
