@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,24 +68,29 @@ func TestHandle(t *testing.T) {
 	g := newGateway(t, srv.Addr)
 
 	tests := []struct {
-		path     string
-		n        string // "" leaves n out of the query
-		status   int
-		body     string // substring of the body
+		path   string
+		n      string // "" leaves n out of the query
+		status int
+		body   string // substring of the body
+		// piWithin, when set, is how far the body's estimate of pi may lie
+		// from pi: about six standard errors of a Monte Carlo estimate from n
+		// samples (4·sqrt(p(1−p)/n), p = pi/4), so a correct estimate fails
+		// about once in 10⁸ runs rather than the 1 in 200 a fixed "3." did.
+		piWithin float64
 		nMetrics int
 	}{
-		{"/empty", "", http.StatusOK, "", 4},
-		{"/sleep", "", http.StatusOK, "", 4},
-		{"/math", "1000", http.StatusOK, "3.", 4},
-		{"/math", "1000000", http.StatusOK, "3.1", 4},
-		{"/math", "", http.StatusBadRequest, "missing query parameter n", 1},
-		{"/math", "-1", http.StatusBadRequest, "unsigned 64-bit integer", 1},
-		{"/math", "abc", http.StatusBadRequest, "unsigned 64-bit integer", 1},
-		{"/math", "1.5", http.StatusBadRequest, "unsigned 64-bit integer", 1},
-		{"/math", "18446744073709551616", http.StatusBadRequest, "unsigned 64-bit integer", 1},
-		{"/math", "0", http.StatusBadRequest, "at least 1", 1},
-		{"/math", "1000001", http.StatusBadRequest, "limit of 1000000", 1},
-		{"/math", "18446744073709551615", http.StatusBadRequest, "MATH_MAX_N", 1},
+		{"/empty", "", http.StatusOK, "", 0, 4},
+		{"/sleep", "", http.StatusOK, "", 0, 4},
+		{"/math", "1000", http.StatusOK, "", 0.32, 4},
+		{"/math", "1000000", http.StatusOK, "", 0.01, 4},
+		{"/math", "", http.StatusBadRequest, "missing query parameter n", 0, 1},
+		{"/math", "-1", http.StatusBadRequest, "unsigned 64-bit integer", 0, 1},
+		{"/math", "abc", http.StatusBadRequest, "unsigned 64-bit integer", 0, 1},
+		{"/math", "1.5", http.StatusBadRequest, "unsigned 64-bit integer", 0, 1},
+		{"/math", "18446744073709551616", http.StatusBadRequest, "unsigned 64-bit integer", 0, 1},
+		{"/math", "0", http.StatusBadRequest, "at least 1", 0, 1},
+		{"/math", "1000001", http.StatusBadRequest, "limit of 1000000", 0, 1},
+		{"/math", "18446744073709551615", http.StatusBadRequest, "MATH_MAX_N", 0, 1},
 	}
 	for _, tt := range tests {
 		params := map[string]string{}
@@ -93,6 +100,11 @@ func TestHandle(t *testing.T) {
 		res := g.Handle(context.Background(), endpoint(t, tt.path), query(params))
 		if res.Status != tt.status || !strings.Contains(string(res.Body), tt.body) {
 			t.Errorf("%s n=%q: %d %q, want %d containing %q", tt.path, tt.n, res.Status, res.Body, tt.status, tt.body)
+		}
+		if tt.piWithin > 0 {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(string(res.Body)), 64); err != nil || math.Abs(v-math.Pi) > tt.piWithin {
+				t.Errorf("%s n=%q: body %q, want pi within %g", tt.path, tt.n, res.Body, tt.piWithin)
+			}
 		}
 		if names := metrics(t, res.Timing); len(names) != tt.nMetrics || names[0] != MetricHandler {
 			t.Errorf("%s n=%q: Server-Timing %q, want %d metrics starting with handler", tt.path, tt.n, res.Timing, tt.nMetrics)
