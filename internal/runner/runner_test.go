@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,6 +139,16 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Each service's TMPDIR is its own, and goes with the deployment.
+	front, err := os.ReadFile(filepath.Join(dir, "logs/rep-1/0/front.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`TMPDIR (\S*)`).FindSubmatch(front); m == nil || filepath.Base(string(m[1])) != "front" {
+		t.Errorf("front's TMPDIR is not a directory of its own: %q", front)
+	} else if _, err := os.Stat(string(m[1])); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("front's TMPDIR %s outlived the run: %v", m[1], err)
 	}
 	if left := svcProcesses(t); len(left) > 0 {
 		t.Fatalf("processes left running: %v", left)

@@ -187,7 +187,9 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if err != nil {
 		return nil, fmt.Errorf("start %s: command %w", name, err)
 	}
-	var env []string
+	// A private TMPDIR, first so that a study may still set its own: what a
+	// service leaves in its temp dir goes with the deployment, not into /tmp.
+	env := []string{"TMPDIR=" + tmp}
 	for _, kv := range svc.Env {
 		v, err := placeholder.Expand(kv[1], values)
 		if err != nil {

@@ -128,7 +128,10 @@ func deploy(ctx context.Context, t *testing.T, fw framework, out, load string, d
 	if load == "" {
 		d.load = fw.load
 	}
+	// The JVM programs' Tomcat work directories go to TMPDIR (run.sh), so
+	// none is left in /tmp.
 	env := slices.Concat(fw.env, []string{
+		"TMPDIR=" + t.TempDir(),
 		"UNIVERSITIES_FILE=" + d.dataset,
 		"JWT_SECRET=" + secret,
 		"JWT_AUDIENCE=" + audience,

@@ -176,10 +176,12 @@ func startSpring(ctx context.Context, t *testing.T, virtual bool, dbURL string, 
 	if virtual {
 		name = "spring-virtual-threads"
 	}
+	tmp := t.TempDir()
 	pid := start(ctx, t, proc.Spec{
 		Name: name,
 		Path: runSh,
 		Env: append([]string{
+			"TMPDIR=" + tmp,
 			"PORT=" + strconv.Itoa(port),
 			"DATABASE_URL=" + dbURL,
 			"MAX_IMAGE_BYTES=" + strconv.Itoa(maxImageBytes),
@@ -189,5 +191,10 @@ func startSpring(ctx context.Context, t *testing.T, virtual bool, dbURL string, 
 		}, timeoutEnv...),
 		LogPath: logPath,
 	}, base)
+	// Tomcat makes its work directory in java.io.tmpdir at start; run.sh
+	// must point that at TMPDIR, or every run leaves one in /tmp.
+	if work, _ := filepath.Glob(filepath.Join(tmp, "tomcat.*")); len(work) == 0 {
+		t.Errorf("%s: no tomcat.* work directory in its TMPDIR %s: java.io.tmpdir is not TMPDIR", name, tmp)
+	}
 	return service{base: base, pid: pid, tomcat: true}, logPath
 }

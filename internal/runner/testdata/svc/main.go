@@ -69,6 +69,7 @@ func main() {
 		w.Header().Set("X-Served", strconv.FormatInt(served.Load(), 10))
 		fmt.Fprint(w, word)
 	})
-	log.Printf("listening on %s", addr)
+	// The runner gives every service a private TMPDIR; its test reads it here.
+	log.Printf("listening on %s, TMPDIR %s", addr, os.Getenv("TMPDIR"))
 	log.Fatal(http.ListenAndServe(addr, mux))
 }

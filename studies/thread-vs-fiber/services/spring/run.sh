@@ -9,5 +9,7 @@ if [ ! -f "$jar" ]; then
 	echo "thread-vs-fiber: $jar missing; run build.sh first" >&2
 	exit 1
 fi
+# The JVM ignores TMPDIR; Tomcat's work directory would otherwise stay in
+# /tmp after the service stops.
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options by design.
-exec "$JAVA_HOME/bin/java" ${JAVA_OPTS:-} -jar "$jar" "$@"
+exec "$JAVA_HOME/bin/java" -Djava.io.tmpdir="${TMPDIR:-/tmp}" ${JAVA_OPTS:-} -jar "$jar" "$@"
