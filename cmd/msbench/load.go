@@ -12,6 +12,7 @@ import (
 
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/pacer"
 	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/records"
@@ -224,7 +225,7 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 	if err != nil {
 		return load.Config{}, err
 	}
-	spec := load.Spec{
+	spec := loadspec.Spec{
 		Open:        f.rateSet || f.stages != "",
 		Users:       f.users,
 		Rate:        f.rate,
@@ -251,11 +252,11 @@ func (f loadFlags) config(rawURL string) (load.Config, error) {
 		return load.Config{}, usageError{err}
 	}
 	if f.stages != "" {
-		if spec.Stages, err = load.ParseStages(f.stages); err != nil {
+		if spec.Stages, err = loadspec.ParseStages(f.stages); err != nil {
 			return load.Config{}, usagef("--stages: %v", err)
 		}
 	}
-	if spec.Think, err = load.ParseThink(f.think); err != nil {
+	if spec.Think, err = loadspec.ParseThink(f.think); err != nil {
 		return load.Config{}, usagef("--think: %v", err)
 	}
 	cfg, err := spec.Config()
@@ -293,7 +294,7 @@ func (f loadFlags) target(rawURL string) (load.Target, error) {
 	}
 	switch {
 	case strings.HasPrefix(f.body, "@"):
-		b, err := load.ReadBodyFile(f.body[1:])
+		b, err := loadspec.ReadBodyFile(f.body[1:])
 		if err != nil {
 			return t, usagef("--body: %v", err)
 		}
@@ -301,15 +302,15 @@ func (f loadFlags) target(rawURL string) (load.Target, error) {
 	case f.body != "":
 		t.Body = []byte(f.body)
 	case len(f.form) > 0:
-		var fields []load.FormField
+		var fields []loadspec.FormField
 		for _, s := range f.form {
-			field, err := load.ParseFormField(s)
+			field, err := loadspec.ParseFormField(s)
 			if err != nil {
 				return t, usagef("--form: %v", err)
 			}
 			fields = append(fields, field)
 		}
-		body, contentType, err := load.MultipartBody(fields)
+		body, contentType, err := loadspec.MultipartBody(fields)
 		if err != nil {
 			return t, usagef("--form: %v", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc"
@@ -319,7 +320,7 @@ func TestSaturatedGeneratorFailsTheAudit(t *testing.T) {
 	}
 	defer restore()
 	status, _ := load.ParseStatusSet("2xx")
-	spec := load.Spec{Users: 64, Duration: 1500 * time.Millisecond,
+	spec := loadspec.Spec{Users: 64, Duration: 1500 * time.Millisecond,
 		Targets: []load.Target{{Name: "ok", Method: "GET", URL: url, ExpectStatus: status, Weight: 1}}}
 	cfg, err := spec.Config()
 	if err != nil {

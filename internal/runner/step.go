@@ -11,6 +11,7 @@ import (
 
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/proc"
@@ -157,7 +158,7 @@ func (m *measurement) usage() ([]resources.Usage, error) {
 type sinkFactory func(*load.Engine) (load.Sink, func() error, error)
 
 // load runs one load with a progress display and returns its summary.
-func (m *measurement) load(ctx context.Context, spec load.Spec, what string, sink sinkFactory) (metrics.Summary, error) {
+func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, sink sinkFactory) (metrics.Summary, error) {
 	cfg, err := spec.Config()
 	if err != nil {
 		return metrics.Summary{}, err
@@ -185,7 +186,7 @@ func (m *measurement) load(ctx context.Context, spec load.Spec, what string, sin
 	return summary, errors.Join(err, closeSink())
 }
 
-func (m *measurement) spec(targets []load.Target) load.Spec {
+func (m *measurement) spec(targets []load.Target) loadspec.Spec {
 	spec := m.step.Load
 	spec.Seed = 1
 	spec.Targets = targets
@@ -235,22 +236,22 @@ func loadTarget(t *study.Target, baseURL string, values map[string]string) (load
 		lt.Body = []byte(expand(t.Body))
 	}
 	if len(t.Form) > 0 {
-		var fields []load.FormField
+		var fields []loadspec.FormField
 		for _, kv := range t.Form {
 			v := expand(kv[1])
-			f := load.FormField{Name: kv[0], Value: v}
+			f := loadspec.FormField{Name: kv[0], Value: v}
 			if file, ok := strings.CutPrefix(v, "@"); ok {
 				if !filepath.IsAbs(file) {
 					file = filepath.Join(values["root"], file)
 				}
-				f = load.FormField{Name: kv[0], File: file}
+				f = loadspec.FormField{Name: kv[0], File: file}
 			}
 			fields = append(fields, f)
 		}
 		if err != nil {
 			return load.Target{}, err
 		}
-		body, contentType, ferr := load.MultipartBody(fields)
+		body, contentType, ferr := loadspec.MultipartBody(fields)
 		if ferr != nil {
 			return load.Target{}, ferr
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/placeholder"
 	"gopkg.in/yaml.v3"
 )
@@ -514,7 +515,7 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		case "rate":
 			st.Load.Rate = d.number(v, f, 0)
 		case "stages":
-			d.parsed(v, f, func(s string) (err error) { st.Load.Stages, err = load.ParseStages(s); return })
+			d.parsed(v, f, func(s string) (err error) { st.Load.Stages, err = loadspec.ParseStages(s); return })
 		case "arrivals":
 			d.parsed(v, f, func(s string) error { return st.Load.Arrivals.UnmarshalText([]byte(s)) })
 		case "pacing":
@@ -522,7 +523,7 @@ func (d *decoder) step(n *yaml.Node, field string, st *Step) *Step {
 		case "tick":
 			st.Load.Tick = d.duration(v, f)
 		case "think":
-			d.parsed(v, f, func(s string) (err error) { st.Load.Think, err = load.ParseThink(s); return })
+			d.parsed(v, f, func(s string) (err error) { st.Load.Think, err = loadspec.ParseThink(s); return })
 		case "connections":
 			st.Load.Connections = int(d.integer(v, f, 1))
 		case "duration":

@@ -9,7 +9,7 @@ import (
 
 	"github.com/msbench/msbench/internal/tokens"
 
-	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/loadspec"
 )
 
 // Study is one experiment file after a profile has been applied.
@@ -143,7 +143,7 @@ type Step struct {
 	Params map[string]string
 	// Load is the load as msbench load takes it, validated by the same
 	// code; its targets are the step's Targets, resolved at run time.
-	Load    load.Spec
+	Load    loadspec.Spec
 	Warmup  Warmup
 	Pause   time.Duration // after the step, before the next
 	Targets []*Target

@@ -1,4 +1,9 @@
-package load
+// Package loadspec is the language people write a load in, on msbench
+// load's command line and in a study file's steps: a Spec, its defaults and
+// bounds, and the request bodies built from files and forms. Both front ends
+// resolve a Spec into the load engine's Config, so they mean the same thing
+// by the same words; the engine itself changes only when sending does.
+package loadspec
 
 import (
 	"cmp"
@@ -10,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/pacer"
 )
 
@@ -19,24 +25,24 @@ import (
 type Spec struct {
 	Open        bool // arrivals on a schedule rather than users in a loop
 	Users       int  // closed model; default 10
-	Think       Think
+	Think       load.Think
 	Rate        float64 // open model: requests per second; with Stages, the starting rate
 	Stages      []pacer.Stage
 	Arrivals    pacer.Arrivals
-	Pacing      Pacing
-	Tick        time.Duration // coarse pacing; default DefaultTick
+	Pacing      load.Pacing
+	Tick        time.Duration // coarse pacing; default load.DefaultTick
 	Seed        uint64
 	Connections int // default: one per user; 100 in the open model
 	Duration    time.Duration
 	Requests    int64
 	Iterations  int
 	Timeout     time.Duration // default 30 s
-	Insecure    bool          // see Config.Insecure
-	Targets     []Target
-	TagHeader   string // see Config.TagHeader
-	// MinSuccess is Config.MinSuccess; nil means DefaultMinSuccess.
+	Insecure    bool          // see load.Config.Insecure
+	Targets     []load.Target
+	TagHeader   string // see load.Config.TagHeader
+	// MinSuccess is load.Config.MinSuccess; nil means DefaultMinSuccess.
 	MinSuccess  *float64
-	AllowRemote bool // see Config.AllowRemote
+	AllowRemote bool // see load.Config.AllowRemote
 }
 
 // DefaultMinSuccess marks a run invalid when under 1% of its requests
@@ -72,11 +78,11 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Open && s.Users > 0:
 		return errors.New("users belong to the closed model, a rate or stages to the open one: choose one")
-	case s.Open && s.Think != (Think{}):
+	case s.Open && s.Think != (load.Think{}):
 		return errors.New("think time applies to the closed model only")
-	case !s.Open && s.Pacing != Precise:
+	case !s.Open && s.Pacing != load.Precise:
 		return errors.New("pacing applies to the open model only")
-	case s.Tick != 0 && (!s.Open || s.Pacing != Coarse):
+	case s.Tick != 0 && (!s.Open || s.Pacing != load.Coarse):
 		return errors.New("a tick applies to coarse pacing only")
 	case s.Tick < 0:
 		return errors.New("the tick must be positive")
@@ -112,11 +118,11 @@ func (s Spec) Validate() error {
 }
 
 // Config resolves the spec into what the engine runs.
-func (s Spec) Config() (Config, error) {
+func (s Spec) Config() (load.Config, error) {
 	if err := s.Validate(); err != nil {
-		return Config{}, err
+		return load.Config{}, err
 	}
-	cfg := Config{
+	cfg := load.Config{
 		Targets:     s.Targets,
 		Connections: s.Connections,
 		Timeout:     s.Timeout,
@@ -137,11 +143,11 @@ func (s Spec) Config() (Config, error) {
 	if s.Open {
 		p, err := s.pacer()
 		if err != nil {
-			return Config{}, err
+			return load.Config{}, err
 		}
 		cfg.Pacer, cfg.Pacing = p, s.Pacing
-		if cfg.Pacing == Coarse {
-			cfg.Tick = cmp.Or(s.Tick, DefaultTick)
+		if cfg.Pacing == load.Coarse {
+			cfg.Tick = cmp.Or(s.Tick, load.DefaultTick)
 		}
 		if cfg.Connections == 0 {
 			cfg.Connections = 100
@@ -228,23 +234,23 @@ func (s Spec) String() string {
 
 // ParseThink reads a think time as a fixed duration (1s) or a uniform
 // range (500ms-1s); the command line and study files both use it.
-func ParseThink(s string) (Think, error) {
+func ParseThink(s string) (load.Think, error) {
 	if strings.TrimSpace(s) == "" {
-		return Think{}, nil
+		return load.Think{}, nil
 	}
 	lo, hi, isRange := strings.Cut(s, "-")
 	a, err := time.ParseDuration(strings.TrimSpace(lo))
 	if err != nil || a < 0 {
-		return Think{}, fmt.Errorf("think time %q: want a duration (1s) or a range (500ms-1s)", s)
+		return load.Think{}, fmt.Errorf("think time %q: want a duration (1s) or a range (500ms-1s)", s)
 	}
 	if !isRange {
-		return Think{Min: a, Max: a}, nil
+		return load.Think{Min: a, Max: a}, nil
 	}
 	b, err := time.ParseDuration(strings.TrimSpace(hi))
 	if err != nil || b < a {
-		return Think{}, fmt.Errorf("think time %q: want a range low-high, e.g. 500ms-1s", s)
+		return load.Think{}, fmt.Errorf("think time %q: want a range low-high, e.g. 500ms-1s", s)
 	}
-	return Think{Min: a, Max: b}, nil
+	return load.Think{Min: a, Max: b}, nil
 }
 
 // ParseStages reads ramps as DURATION:RATE,..., e.g. 30s:500,1m:500,10s:0;
