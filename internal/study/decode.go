@@ -3,11 +3,8 @@ package study
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -29,8 +26,9 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
 }
 
-// decoder walks a YAML tree by hand so that every error can name the file,
-// the line and the field, and so that all mistakes are reported at once.
+// decoder walks a YAML tree into a study's sections (see decode) so that
+// every error can name the file, the line and the field, and so that all
+// mistakes are reported at once.
 type decoder struct {
 	file string
 	errs []error
@@ -132,127 +130,6 @@ func (d *decoder) sequence(n *yaml.Node, field string) []*yaml.Node {
 		d.at(fmt.Sprintf("%s[%d]", field, i), c)
 	}
 	return n.Content
-}
-
-func (d *decoder) str(n *yaml.Node, field string) string {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.errorf(n, field, "want a string, got %s", kindName(n))
-		return ""
-	}
-	return n.Value
-}
-
-func (d *decoder) nonEmpty(n *yaml.Node, field string) string {
-	s := d.str(n, field)
-	if n.Kind == yaml.ScalarNode && strings.TrimSpace(s) == "" {
-		d.errorf(n, field, "must not be empty")
-	}
-	return s
-}
-
-func (d *decoder) oneOf(n *yaml.Node, field string, choices ...string) string {
-	s := d.str(n, field)
-	if n.Kind == yaml.ScalarNode && !slices.Contains(choices, s) {
-		d.errorf(n, field, "%q is not one of %s", s, strings.Join(choices, ", "))
-	}
-	return s
-}
-
-func (d *decoder) integer(n *yaml.Node, field string, min int64) int64 {
-	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
-	if n.Kind != yaml.ScalarNode || err != nil {
-		d.errorf(n, field, "want a whole number, got %q", n.Value)
-		return 0
-	}
-	if v < min {
-		d.errorf(n, field, "want at least %d, got %d", min, v)
-	}
-	return v
-}
-
-func (d *decoder) number(n *yaml.Node, field string, min float64) float64 {
-	v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-	if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		d.errorf(n, field, "want a number, got %q", n.Value)
-		return 0
-	}
-	if v < min {
-		d.errorf(n, field, "want at least %v, got %v", min, v)
-	}
-	return v
-}
-
-func (d *decoder) duration(n *yaml.Node, field string) time.Duration {
-	v, err := time.ParseDuration(n.Value)
-	if n.Kind != yaml.ScalarNode || err != nil {
-		d.errorf(n, field, "want a duration such as 30s or 1m30s, got %q", n.Value)
-		return 0
-	}
-	if v <= 0 {
-		d.errorf(n, field, "want a positive duration, got %s", n.Value)
-	}
-	return v
-}
-
-func (d *decoder) boolean(n *yaml.Node, field string) bool {
-	var b bool
-	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		d.errorf(n, field, "want true or false, got %q", n.Value)
-	}
-	return b
-}
-
-// bytesSize reads sizes such as 256MiB, 1G or a plain byte count.
-func (d *decoder) bytesSize(n *yaml.Node, field string) int64 {
-	s := strings.TrimSpace(n.Value)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = strings.TrimSpace(rest), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if n.Kind != yaml.ScalarNode || err != nil || v <= 0 {
-		d.errorf(n, field, "want a size such as 256MiB or 1GiB, got %q", n.Value)
-		return 0
-	}
-	return int64(v * float64(mult))
-}
-
-// strings reads a list of strings, or one string as a list of one.
-func (d *decoder) strs(n *yaml.Node, field string) []string {
-	if n.Kind == yaml.ScalarNode {
-		return []string{d.str(n, field)}
-	}
-	var out []string
-	for i, c := range d.sequence(n, field) {
-		out = append(out, d.str(c, fmt.Sprintf("%s[%d]", field, i)))
-	}
-	return out
-}
-
-// pairs reads a mapping of strings, keeping file order.
-func (d *decoder) pairs(n *yaml.Node, field string) [][2]string {
-	var out [][2]string
-	for _, e := range d.mapping(n, field) {
-		out = append(out, [2]string{e.key, d.str(e.value, join(field, e.key))})
-	}
-	return out
-}
-
-// parsed hands a scalar to parse, a parser the command line shares, and
-// reports its error at the field.
-func (d *decoder) parsed(n *yaml.Node, field string, parse func(string) error) {
-	if s := d.str(n, field); s != "" || n.Kind == yaml.ScalarNode {
-		if err := parse(s); err != nil {
-			d.errorf(n, field, "%v", err)
-		}
-	}
 }
 
 func join(field, key string) string {

@@ -2,8 +2,6 @@ package study
 
 import (
 	"gopkg.in/yaml.v3"
-
-	"github.com/msbench/msbench/internal/hosts"
 )
 
 // Host is an emulated machine of a study file's hosts: a network namespace
@@ -17,27 +15,9 @@ import (
 // A study with hosts puts every service on one of them, so that each
 // address a service is told is one it can reach.
 type Host struct {
-	Name     string
-	Services []string
+	Name     string   `json:"Name"`
+	Services []string `json:"Services"`
 	line     int
-}
-
-// hosts reads the hosts: field, in file order.
-func (d *decoder) hosts(n *yaml.Node) []*Host {
-	var out []*Host
-	for _, e := range d.mapping(n, "hosts") {
-		f := join("hosts", e.key)
-		if !hosts.NamePattern.MatchString(e.key) {
-			d.errorf(e.keyN, f, "a host's name is lower-case letters, digits and dashes, starting with a letter, at most 31 of them")
-		}
-		h := &Host{Name: e.key, line: e.keyN.Line}
-		h.Services = d.strs(e.value, f)
-		if len(h.Services) == 0 {
-			d.errorf(e.value, f, "a host runs at least one service")
-		}
-		out = append(out, h)
-	}
-	return out
 }
 
 // checkHosts verifies that the hosts name services of the study, each

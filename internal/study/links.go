@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/placeholder"
@@ -24,11 +23,11 @@ import (
 // Latency, Jitter and Bandwidth are kept as written: they may name axes
 // ({delay}, {net.latency}), so that the variants sweep the distance.
 type Link struct {
-	From      string // a service, or Generator for the load's own requests
-	To        string // a service or dependency; the load's service when From is Generator
-	Latency   string // one way, e.g. 2ms; "" for 0
-	Jitter    string // e.g. 0.1ms; "" for none
-	Bandwidth string // e.g. 1Gbps; "" for no limit
+	From      string `json:"From"`      // a service, or Generator for the load's own requests
+	To        string `json:"To"`        // a service or dependency; the load's service when From is Generator
+	Latency   string `json:"Latency"`   // one way, e.g. 2ms; "" for 0
+	Jitter    string `json:"Jitter"`    // e.g. 0.1ms; "" for none
+	Bandwidth string `json:"Bandwidth"` // e.g. 1Gbps; "" for no limit
 	line      int
 }
 
@@ -71,50 +70,6 @@ func (s *Study) Link(name string) *Link {
 		}
 	}
 	return nil
-}
-
-// links reads the top-level links: list.
-func (d *decoder) links(n *yaml.Node) []*Link {
-	var out []*Link
-	for i, ln := range d.sequence(n, "links") {
-		f := fmt.Sprintf("links[%d]", i)
-		l := &Link{line: ln.Line}
-		for _, e := range d.mapping(ln, f, "from", "to", "latency", "jitter", "bandwidth") {
-			ef := join(f, e.key)
-			switch e.key {
-			case "from":
-				l.From = d.nonEmpty(e.value, ef)
-			case "to":
-				l.To = d.nonEmpty(e.value, ef)
-			case "latency":
-				l.Latency = d.linkValue(e.value, ef, links.ParseDuration)
-			case "jitter":
-				l.Jitter = d.linkValue(e.value, ef, links.ParseDuration)
-			case "bandwidth":
-				l.Bandwidth = d.linkValue(e.value, ef, func(s string) (time.Duration, error) {
-					_, err := links.ParseBandwidth(s)
-					return 0, err
-				})
-			}
-		}
-		if ln.Kind == yaml.MappingNode && (l.From == "" || l.To == "") {
-			d.errorf(ln, f, "a link needs from and to")
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
-// linkValue reads a latency, jitter or bandwidth, checking it at once
-// unless it names axes, which check does for every variant.
-func (d *decoder) linkValue(n *yaml.Node, field string, parse func(string) (time.Duration, error)) string {
-	s := d.nonEmpty(n, field)
-	if s != "" && !placeholder.Pattern.MatchString(s) {
-		if _, err := parse(s); err != nil {
-			d.errorf(n, field, "%v", err)
-		}
-	}
-	return s
 }
 
 // checkLinks validates what the links name, and their settings in every
@@ -169,14 +124,14 @@ func (d *decoder) checkLinks(s *Study) {
 // linkEvent checks the fields of an event that only a link event takes:
 // {at: 3s, link: gateway>rpcserver, fault: reset}, {…, fault: none} to
 // clear, {…, fault: slow_close, delay: 2s}.
-func (d *decoder) linkEvent(n *yaml.Node, field string, ev *Event) {
+func (d *decoder) linkEvent(field, action string, ev *eventSection) {
 	switch {
-	case ev.Action == "link" && ev.Fault == "":
-		d.errorf(n, join(field, "fault"), "missing: a link event needs a fault (%s)", strings.Join(links.Faults, ", "))
-	case ev.Action != "link" && ev.Action != "" && (ev.Fault != "" || ev.Delay != 0):
-		d.errorf(n, field, "fault and delay are for link events")
-	case ev.Delay != 0 && ev.Fault != string(links.SlowClose):
-		d.errorf(n, join(field, "delay"), "a delay is for fault %s (how long it holds a close)", links.SlowClose)
+	case action == "link" && ev.Fault == "":
+		d.errorf(nil, join(field, "fault"), "missing: a link event needs a fault (%s)", strings.Join(links.Faults, ", "))
+	case action != "link" && (ev.Fault != "" || ev.Delay != 0):
+		d.errorf(nil, field, "fault and delay are for link events")
+	case ev.Delay != 0 && string(ev.Fault) != string(links.SlowClose):
+		d.errorf(nil, join(field, "delay"), "a delay is for fault %s (how long it holds a close)", links.SlowClose)
 	}
 }
 

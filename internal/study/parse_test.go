@@ -135,6 +135,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown dependency kind", [2]string{"kind: postgres", "kind: oracle"}, "demo.yaml:5: dependencies.pg.kind: unknown"},
 		{"unknown dependency key", [2]string{"{dep.pg.url}", "{dep.pg.uri}"}, "{dep.pg.uri}: want {dep.NAME.KEY}"},
 		{"duplicate key", [2]string{"repetitions: 3", "repetitions: 3\nrepetitions: 4"}, "repetitions: given twice"},
+		{"bad expect status", [2]string{`expect_status: "200"`, `expect_status: "2000"`}, `demo.yaml:28: load.steps[0].targets[0].expect_status: expected status "2000"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -31,20 +32,110 @@ import (
 //	{AXIS}                    the variant's value on that axis, e.g. {framework}
 //	{AXIS.ATTR}               an attribute of that value (axes given as mappings)
 
-// reserved names cannot be axis names.
-var reserved = map[string]bool{"port": true, "addr": true, "host": true, "replica": true, "tmp": true, "out": true, "build": true, "service": true, "dep": true, "setup": true, "tokens": true, "dataset": true, "root": true, "data": true}
+// placeholderForms are the placeholders with a prefix, each declared by a
+// section of the study (see provided), and how they are written, for the
+// message when a name is none of those declared.
+var placeholderForms = map[string]string{
+	"build":   "no such build",
+	"service": "want {service.NAME.addr}, {service.NAME.addrs} or {service.NAME.port} of a declared service",
+	"dep":     "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", "),
+	"setup":   "want {setup.NAME.KEY} of a setup request that captures KEY",
+	"tokens":  "want {tokens.NAME.KEY} of a declared token, KEY one of " + strings.Join(tokens.Keys, ", "),
+	"dataset": "want {dataset.NAME} of a declared dataset",
+}
+
+// instanceKeys are the placeholders each instance of a service has its own
+// value of, known only as it starts.
+var instanceKeys = []string{"port", "addr", "host", "replica", "tmp"}
+
+// reserved names cannot be axis names: an axis is a placeholder too.
+var reserved = func() map[string]bool {
+	out := map[string]bool{"out": true, "root": true, "data": true}
+	for _, k := range append(slices.Collect(maps.Keys(placeholderForms)), instanceKeys...) {
+		out[k] = true
+	}
+	return out
+}()
 
 func reservedList() string {
-	var names []string
-	for k := range reserved {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(reserved)), ", ")
 }
 
 // depKeys are the values every dependency offers (deps.Instance.Values).
 var depKeys = []string{"addr", "host", "port", "url", "user", "password", "database", "dsn"}
+
+// The placeholders each part of a study provides.
+
+func (b *Build) placeholders() []string { return []string{"build." + b.Name} }
+
+func (svc *Service) placeholders() []string {
+	return prefixed("service."+svc.Name+".", []string{"addr", "addrs", "port"})
+}
+
+func (dep *Dependency) placeholders() []string { return prefixed("dep."+dep.Name+".", depKeys) }
+
+// placeholders of a setup request are the values it captures.
+func (t *Target) placeholders() []string {
+	var out []string
+	for _, kv := range t.Capture {
+		out = append(out, "setup."+t.Name+"."+kv[0])
+	}
+	return out
+}
+
+func tokenPlaceholders(t tokens.Spec) []string { return prefixed("tokens."+t.Name+".", tokens.Keys) }
+
+func (ds *Dataset) placeholders() []string { return []string{"dataset." + ds.Name} }
+
+// placeholders of an axis are its value, {AXIS}, and its attributes.
+func (ax *Axis) placeholders() []string {
+	out := []string{ax.Name}
+	if len(ax.Values) > 0 {
+		for attr := range ax.Attrs[ax.Values[0]] {
+			out = append(out, ax.Name+"."+attr)
+		}
+	}
+	return out
+}
+
+func prefixed(prefix string, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = prefix + k
+	}
+	return out
+}
+
+// provided is every placeholder the study's parts declare.
+func (s *Study) provided() map[string]bool {
+	var names [][]string
+	for _, b := range s.Builds {
+		names = append(names, b.placeholders())
+	}
+	for _, svc := range s.Services {
+		names = append(names, svc.placeholders())
+	}
+	for _, dep := range s.Deps {
+		names = append(names, dep.placeholders())
+	}
+	for _, t := range s.Setup {
+		names = append(names, t.placeholders())
+	}
+	for _, t := range s.Tokens {
+		names = append(names, tokenPlaceholders(t))
+	}
+	for i := range s.Datasets {
+		names = append(names, s.Datasets[i].placeholders())
+	}
+	for i := range s.Variants {
+		names = append(names, s.Variants[i].placeholders())
+	}
+	out := map[string]bool{}
+	for _, name := range slices.Concat(names...) {
+		out[name] = true
+	}
+	return out
+}
 
 type ref struct {
 	line  int
@@ -58,19 +149,10 @@ func (d *decoder) placeholders(n *yaml.Node, field, text string) {
 	}
 }
 
-// placeholdersIn records the placeholders of every scalar below n.
-func (d *decoder) placeholdersIn(n *yaml.Node, field string) {
-	if n.Kind == yaml.ScalarNode {
-		d.placeholders(n, field, n.Value)
-	}
-	for _, c := range n.Content {
-		d.placeholdersIn(c, field)
-	}
-}
-
 func (d *decoder) checkPlaceholders(s *Study) {
+	provided := s.provided()
 	for _, r := range d.refs {
-		msg := s.unknownPlaceholder(r.name, strings.HasPrefix(r.field, "builds."))
+		msg := unknownPlaceholder(provided, r.name, strings.HasPrefix(r.field, "builds."))
 		if msg == "" && strings.HasPrefix(r.field, "variants.") {
 			msg = lateInAttribute(r)
 		}
@@ -79,10 +161,6 @@ func (d *decoder) checkPlaceholders(s *Study) {
 		}
 	}
 }
-
-// instanceKeys are the placeholders each instance of a service has its own
-// value of, known only as it starts.
-var instanceKeys = []string{"port", "addr", "host", "replica", "tmp"}
 
 // lateInAttribute explains why an axis attribute cannot hold a placeholder
 // that is filled in after a variant's values are (which is once per
@@ -101,8 +179,9 @@ func lateInAttribute(r ref) string {
 	return ""
 }
 
-func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
-	parts := strings.Split(name, ".")
+// unknownPlaceholder explains why name is none of the placeholders known
+// where it is written, or returns "".
+func unknownPlaceholder(provided map[string]bool, name string, inBuild bool) string {
 	switch {
 	case name == "out":
 		if !inBuild {
@@ -113,49 +192,11 @@ func (s *Study) unknownPlaceholder(name string, inBuild bool) string {
 		return ""
 	case inBuild:
 		return "build commands know only {out}, {root} and {data}"
-	case len(parts) == 1 && reserved[name]:
-		return ""
-	case parts[0] == "build":
-		if len(parts) != 2 || s.Build(parts[1]) == nil {
-			return "no such build"
-		}
-		return ""
-	case parts[0] == "service":
-		if len(parts) != 3 || s.Service(parts[1]) == nil || !slices.Contains([]string{"addr", "addrs", "port"}, parts[2]) {
-			return "want {service.NAME.addr}, {service.NAME.addrs} or {service.NAME.port} of a declared service"
-		}
-		return ""
-	case parts[0] == "setup":
-		if len(parts) == 3 && slices.ContainsFunc(s.Setup, func(t *Target) bool {
-			return t.Name == parts[1] && slices.ContainsFunc(t.Capture, func(kv [2]string) bool { return kv[0] == parts[2] })
-		}) {
-			return ""
-		}
-		return "want {setup.NAME.KEY} of a setup request that captures KEY"
-	case parts[0] == "tokens":
-		if len(parts) == 3 && slices.Contains(tokens.Keys, parts[2]) && slices.ContainsFunc(s.Tokens, func(t tokens.Spec) bool { return t.Name == parts[1] }) {
-			return ""
-		}
-		return "want {tokens.NAME.KEY} of a declared token, KEY one of " + strings.Join(tokens.Keys, ", ")
-	case parts[0] == "dataset":
-		if len(parts) != 2 || s.Dataset(parts[1]) == nil {
-			return "want {dataset.NAME} of a declared dataset"
-		}
-		return ""
-	case parts[0] == "dep":
-		if len(parts) != 3 || s.Dependency(parts[1]) == nil || !slices.Contains(depKeys, parts[2]) {
-			return "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", ")
-		}
-		return ""
-	case len(parts) == 1 && slices.ContainsFunc(s.Variants, func(a Axis) bool { return a.Name == name }):
-		return ""
-	case len(parts) == 2 && slices.ContainsFunc(s.Variants, func(a Axis) bool { return a.Name == parts[0] && len(a.Values) > 0 && hasAttr(a, parts[1]) }):
+	case slices.Contains(instanceKeys, name) || provided[name]:
 		return ""
 	}
+	if msg, ok := placeholderForms[strings.Split(name, ".")[0]]; ok {
+		return msg
+	}
 	return "unknown placeholder (see the study file documentation)"
-}
-
-func hasAttr(a Axis, attr string) bool {
-	_, ok := a.Attrs[a.Values[0]][attr]
-	return ok
 }

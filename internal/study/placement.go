@@ -2,12 +2,10 @@ package study
 
 import (
 	"maps"
+	"reflect"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/msbench/msbench/internal/placement"
 )
 
 // Placement is a study file's placement: which cores the load generator
@@ -25,61 +23,55 @@ import (
 // none" places nothing. Whether the cores exist is checked when the study
 // runs, on the machine it runs on, not here: study files travel.
 type Placement struct {
-	None         bool              `json:",omitempty"`
-	Generator    string            `json:",omitempty"`
-	Services     map[string]string `json:",omitempty"`
-	Dependencies map[string]string `json:",omitempty"`
-	lines        map[string]int    // name → line, for checkPlacement
+	None         bool              `json:"None,omitempty"`
+	Generator    string            `json:"Generator,omitempty"`
+	Services     map[string]string `json:"Services,omitempty"`
+	Dependencies map[string]string `json:"Dependencies,omitempty"`
 }
 
 // PlacementAll is the value that places a process on every core.
 const PlacementAll = "all"
 
-// placement reads the placement: field.
-func (d *decoder) placement(n *yaml.Node) *Placement {
-	const field = "placement"
-	if n.Kind == yaml.ScalarNode {
-		if v := d.str(n, field); v != AANone {
-			d.errorf(n, field, "want a mapping of generator, services and dependencies, or %s, got %q", AANone, v)
-		}
+// placementSection is the placement: field, a mapping or "none".
+type placementSection struct {
+	none   bool
+	Placed struct {
+		Generator    cores            `yaml:"generator"`
+		Services     map[string]cores `yaml:"services"`
+		Dependencies map[string]cores `yaml:"dependencies"`
+	}
+}
+
+func (p *placementSection) decodeNode(d *decoder, n *yaml.Node, field string) {
+	if n.Kind != yaml.ScalarNode {
+		d.decode(n, field, reflect.ValueOf(&p.Placed).Elem())
+		return
+	}
+	if v, err := scalar(n); err != nil || v != AANone {
+		d.errorf(n, field, "want a mapping of generator, services and dependencies, or %s, got %q", AANone, v)
+	}
+	p.none = true
+}
+
+// placement is the Placement the section gives, nil when there is none.
+func (p *placementSection) placement() *Placement {
+	if p == nil {
+		return nil
+	}
+	if p.none {
 		return &Placement{None: true}
 	}
-	p := &Placement{lines: map[string]int{}}
-	for _, e := range d.mapping(n, field, "generator", "services", "dependencies") {
-		f := join(field, e.key)
-		switch e.key {
-		case "generator":
-			p.Generator = d.cores(e.value, f)
-		case "services":
-			p.Services = d.coresByName(e.value, f, p.lines)
-		case "dependencies":
-			p.Dependencies = d.coresByName(e.value, f, p.lines)
+	names := func(m map[string]cores) map[string]string {
+		if m == nil {
+			return nil
 		}
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[k] = string(v)
+		}
+		return out
 	}
-	return p
-}
-
-func (d *decoder) coresByName(n *yaml.Node, field string, lines map[string]int) map[string]string {
-	out := map[string]string{}
-	for _, e := range d.mapping(n, field) {
-		out[e.key] = d.cores(e.value, join(field, e.key))
-		lines[join(field, e.key)] = e.keyN.Line
-	}
-	return out
-}
-
-// cores reads a core list or "all", in the list's canonical form.
-func (d *decoder) cores(n *yaml.Node, field string) string {
-	s := strings.TrimSpace(d.nonEmpty(n, field))
-	if s == "" || s == PlacementAll {
-		return s
-	}
-	c, err := placement.Parse(s)
-	if err != nil {
-		d.errorf(n, field, "%v, or %s", err, PlacementAll)
-		return ""
-	}
-	return c.String()
+	return &Placement{Generator: string(p.Placed.Generator), Services: names(p.Placed.Services), Dependencies: names(p.Placed.Dependencies)}
 }
 
 // checkPlacement verifies that the placement names services and
@@ -91,12 +83,12 @@ func (d *decoder) checkPlacement(s *Study) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
 		if f := "placement.services." + name; s.Service(name) == nil {
-			d.errorf(&yaml.Node{Line: p.lines[f]}, f, "no service named %q", name)
+			d.errorf(nil, f, "no service named %q", name)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Dependencies)) {
 		if f := "placement.dependencies." + name; s.Dependency(name) == nil {
-			d.errorf(&yaml.Node{Line: p.lines[f]}, f, "no dependency named %q", name)
+			d.errorf(nil, f, "no dependency named %q", name)
 		}
 	}
 }

@@ -1,6 +1,31 @@
 // Package study reads experiment files: what is under test, the variants to
 // compare, the load plan and the profiles (quick, paper) that scale it.
 // Every mistake is reported with its file, line and field.
+//
+// # Design
+//
+// The schema is Go types, not strings. Each section of a study file is a
+// struct whose yaml tags are its keys and whose field types say how a
+// value is read (sections.go; scalar types such as durations and sizes in
+// scalars.go), so a key is spelled once and a key nobody reads cannot be
+// accepted. The sections are decoded by walking yaml.v3's node tree
+// (walk.go) rather than by yaml.v3's own decoder, which stops at the first
+// mistake and names neither the field nor, for a custom type, the line:
+// here every mistake is collected with its file, line and dotted field,
+// and all are reported at once. Each section validates itself once read
+// (a validator), and what spans sections (a name referring to nothing)
+// is checked on the whole Study.
+//
+// A profile overrides a step by decoding its keys onto a copy of the
+// step's section: a key given replaces that field, everything else stays,
+// and nothing resets by hand. Placeholders are checked against what the
+// study's parts declare they provide (placeholder.go).
+//
+// The Study is what the runner and every report use, and a run keeps it
+// as study.resolved.json, read back by reports made with later versions:
+// its JSON names are pinned by tags and the file carries FormatVersion,
+// so that a renamed field cannot silently empty an old run, and a newer
+// run says what an older msbench cannot read (resolved.go).
 package study
 
 import (
@@ -14,48 +39,48 @@ import (
 
 // Study is one experiment file after a profile has been applied.
 type Study struct {
-	Name        string
-	Title       string
-	Source      string
-	File        string
-	Builds      []*Build
-	Deps        []*Dependency
-	Services    []*Service
-	Variants    []Axis    // the matrix; each combination is one variant
-	Setup       []*Target // requests sent once per variant before the load, capturing values
-	Load        Plan
-	Placement   *Placement    // cores of the generator, services, dependencies; nil: the default
-	Links       []*Link       // emulated network links between services, dependencies and the generator
-	Hosts       []*Host       // emulated machines, each a network namespace; nil: all on msbench's
-	Tokens      []tokens.Spec // JSON Web Tokens minted with a fresh key for every run
-	Datasets    []Dataset     // input files: shared, or a build's stand-in
-	Repetitions int
+	Name        string        `json:"Name"`
+	Title       string        `json:"Title"`
+	Source      string        `json:"Source"`
+	File        string        `json:"File"`
+	Builds      []*Build      `json:"Builds"`
+	Deps        []*Dependency `json:"Deps"`
+	Services    []*Service    `json:"Services"`
+	Variants    []Axis        `json:"Variants"` // the matrix; each combination is one variant
+	Setup       []*Target     `json:"Setup"`    // requests sent once per variant before the load, capturing values
+	Load        Plan          `json:"Load"`
+	Placement   *Placement    `json:"Placement"` // cores of the generator, services, dependencies; nil: the default
+	Links       []*Link       `json:"Links"`     // emulated network links between services, dependencies and the generator
+	Hosts       []*Host       `json:"Hosts"`     // emulated machines, each a network namespace; nil: all on msbench's
+	Tokens      []tokens.Spec `json:"Tokens"`    // JSON Web Tokens minted with a fresh key for every run
+	Datasets    []Dataset     `json:"Datasets"`  // input files: shared, or a build's stand-in
+	Repetitions int           `json:"Repetitions"`
 	// AA is the key of the variant measured twice in every repetition, as
 	// two independent deployments, so that the report can tell how far
 	// identical systems come apart on this machine (the A/A noise floor);
 	// "" for none. A study file's aa: field chooses it (default: the first
 	// variant of the matrix; aa: none turns it off).
-	AA       string
-	Profile  string                       // applied profile, "" for none
-	Profiles []string                     // all profile names, in file order
+	AA       string                       `json:"AA"`
+	Profile  string                       `json:"Profile"`  // applied profile, "" for none
+	Profiles []string                     `json:"Profiles"` // all profile names, in file order
 	lines    struct{ variants, load int } // where Check points
 }
 
 // Build makes artifacts once and caches them on a hash of their inputs.
 type Build struct {
-	Name    string
-	Dir     string // relative to the repository root
-	Command string // run by sh in Dir; {out} is the artifact directory
+	Name    string `json:"Name"`
+	Dir     string `json:"Dir"`     // relative to the repository root
+	Command string `json:"Command"` // run by sh in Dir; {out} is the artifact directory
 	// Ignore lists path prefixes under Dir that do not change the build.
-	Ignore []string
+	Ignore []string `json:"Ignore"`
 }
 
 // Dependency is a real server (a database, a broker) msbench starts for
 // every variant before the services, from Debian's packages.
 type Dependency struct {
-	Name   string
-	Kind   string // postgres, redis, rabbitmq, mariadb, mongo
-	Limits Limits
+	Name   string `json:"Name"`
+	Kind   string `json:"Kind"` // postgres, redis, rabbitmq, mariadb, mongo
+	Limits Limits `json:"Limits"`
 }
 
 // DependencyKinds are the servers msbench can start (package deps, which
@@ -74,23 +99,23 @@ func (s *Study) Dependency(name string) *Dependency {
 
 // Service is one process (or several replicas) under test.
 type Service struct {
-	Name     string
-	Build    string // name of a build it needs, or ""
-	Command  string // run by sh; placeholders resolved at start
-	Dir      string
-	Env      [][2]string
-	After    []string // services that must be ready first
-	Ready    Ready
-	Replicas int
+	Name     string      `json:"Name"`
+	Build    string      `json:"Build"`   // name of a build it needs, or ""
+	Command  string      `json:"Command"` // run by sh; placeholders resolved at start
+	Dir      string      `json:"Dir"`
+	Env      [][2]string `json:"Env"`
+	After    []string    `json:"After"` // services that must be ready first
+	Ready    Ready       `json:"Ready"`
+	Replicas int         `json:"Replicas"`
 	// ReplicasFrom names an axis whose value is the replica count, for
 	// studies that compare one instance with several.
-	ReplicasFrom string
-	Limits       Limits
-	User         string // run as this system user
+	ReplicasFrom string `json:"ReplicasFrom"`
+	Limits       Limits `json:"Limits"`
+	User         string `json:"User"` // run as this system user
 	// When limits the service to the variants whose value on each named
 	// axis is one of those listed (frameworks that need a registry, say);
 	// nil: every variant.
-	When map[string][]string
+	When map[string][]string `json:"When"`
 }
 
 // RunsIn reports whether the service runs in variant v.
@@ -105,24 +130,24 @@ func (svc *Service) RunsIn(v Variant) bool {
 
 // Ready says how to tell a service can take requests.
 type Ready struct {
-	HTTP    string // URL answered with 2xx
-	TCP     string // address that accepts connections
-	Timeout time.Duration
+	HTTP    string        `json:"HTTP"` // URL answered with 2xx
+	TCP     string        `json:"TCP"`  // address that accepts connections
+	Timeout time.Duration `json:"Timeout"`
 }
 
 // Limits caps a service's resources; zero means no cap.
 type Limits struct {
-	CPUs        float64
-	MemoryBytes int64
+	CPUs        float64 `json:"CPUs"`
+	MemoryBytes int64   `json:"MemoryBytes"`
 }
 
 // Axis is one dimension of the variant matrix. A value may carry
 // attributes, e.g. the command of one implementation, which placeholders
 // {AXIS.ATTR} read.
 type Axis struct {
-	Name   string
-	Values []string
-	Attrs  map[string]map[string]string // value → attribute → text
+	Name   string                       `json:"Name"`
+	Values []string                     `json:"Values"`
+	Attrs  map[string]map[string]string `json:"Attrs"` // value → attribute → text
 	// declared are the values the file gives, before a profile keeps a
 	// subset; nil when no profile did.
 	declared []string
@@ -130,82 +155,82 @@ type Axis struct {
 
 // Plan is the load plan: which service receives it and the steps, in order.
 type Plan struct {
-	Service string
-	Steps   []*Step
+	Service string  `json:"Service"`
+	Steps   []*Step `json:"Steps"`
 }
 
 // Step is one measured load (after an optional warm-up).
 type Step struct {
-	Name string
+	Name string `json:"Name"`
 	// Params are what the step stands for, as data: its each: values and
 	// its params:, e.g. {op: post, format: png, size: 0128k}. Analyses
 	// select steps by them, never by parsing the name.
-	Params map[string]string
+	Params map[string]string `json:"Params"`
 	// Load is the load as msbench load takes it, validated by the same
 	// code; its targets are the step's Targets, resolved at run time.
-	Load    loadspec.Spec
-	Warmup  Warmup
-	Pause   time.Duration // after the step, before the next
-	Targets []*Target
+	Load    loadspec.Spec `json:"Load"`
+	Warmup  Warmup        `json:"Warmup"`
+	Pause   time.Duration `json:"Pause"` // after the step, before the next
+	Targets []*Target     `json:"Targets"`
 	// Fresh restarts the dependencies and services before the step and
 	// skips verification, so that the step meets cold caches.
-	Fresh bool
+	Fresh bool `json:"Fresh"`
 	// TagHeader names a response header whose number each record keeps.
-	TagHeader string
+	TagHeader string `json:"TagHeader"`
 	// Before are requests sent to every instance of a service before the
 	// load; Collect likewise after it, their JSON answers kept.
-	Before  []*Target
-	Collect []*Target
+	Before  []*Target `json:"Before"`
+	Collect []*Target `json:"Collect"`
 	// Events happen while the load runs: requests (e.g. mutations) and
 	// faults (kill, restart, pause, resume a service or dependency).
-	Events []*Event
+	Events []*Event `json:"Events"`
 	line   int
 }
 
 // Event is one thing done at a moment of a step's load.
 type Event struct {
-	At      time.Duration
-	Action  string  // request, kill, restart, pause, resume, link
-	Target  string  // the service or dependency acted on; for link, the link FROM>TO
-	Request *Target // for Action request; sent to the load's service
+	At      time.Duration `json:"At"`
+	Action  string        `json:"Action"`  // request, kill, restart, pause, resume, link
+	Target  string        `json:"Target"`  // the service or dependency acted on; for link, the link FROM>TO
+	Request *Target       `json:"Request"` // for Action request; sent to the load's service
 	// Fault (Action link) is a links.Fault: reset, timeout, slow_close,
 	// or none to clear; Delay is how long slow_close holds a close.
-	Fault string
-	Delay time.Duration
+	Fault string        `json:"Fault"`
+	Delay time.Duration `json:"Delay"`
 	line  int
 }
 
 // Warmup is load sent and summarised apart before the step is measured.
 type Warmup struct {
-	Duration time.Duration
-	Requests int64
+	Duration time.Duration `json:"Duration"`
+	Requests int64         `json:"Requests"`
 }
 
 // Target is one request of a step's mix.
 type Target struct {
-	Name         string
-	Method       string
-	Path         string
-	Header       [][2]string
-	Body         string
-	Form         [][2]string // name → value, or @path for a file
-	Weight       int
-	ExpectStatus string
-	ExpectBody   string
+	Name         string      `json:"Name"`
+	Method       string      `json:"Method"`
+	Path         string      `json:"Path"`
+	Header       [][2]string `json:"Header"`
+	Body         string      `json:"Body"`
+	Form         [][2]string `json:"Form"` // name → value, or @path for a file
+	Weight       int         `json:"Weight"`
+	ExpectStatus string      `json:"ExpectStatus"`
+	ExpectBody   string      `json:"ExpectBody"`
 	// Capture (setup requests only) names values taken from the JSON
 	// answer: placeholder key → top-level field, read as {setup.NAME.KEY}.
-	Capture [][2]string
+	Capture [][2]string `json:"Capture"`
 	// Service (before and collect requests only) is the service whose
 	// every instance gets the request; empty means the load's service.
-	Service string
+	Service string `json:"Service"`
 }
 
 // Variant is one combination of axis values.
 type Variant struct {
-	Values [][2]string // axis name → value, in axis order
+	Values [][2]string `json:"Values"` // axis name → value, in axis order
 	// Twin marks the A/A twin: a second, independent deployment of the
 	// variant with the same Values, keyed apart (see Study.Twin).
-	Twin bool
+	Twin bool `json:"Twin"`
 }
 
 // TwinSuffix ends the key of an A/A twin: its results go to
