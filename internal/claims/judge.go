@@ -173,7 +173,7 @@ func summarise(perRun []float64, m Metric, noise Noise, level float64) Estimate 
 		// deployments; σ̂ rests on DF pairs, hence t with DF degrees.
 		half := tQuantile(level, float64(s.DF)) * s.Sigma * math.Sqrt(float64(m.deployments()))
 		e.Lo, e.Hi = rng.Clamp(e.Value*math.Exp(-half)), rng.Clamp(e.Value*math.Exp(half))
-		e.Method = fmt.Sprintf("%s (σ̂ %.1f%% per deployment, %d A/A pairs)", fromSpread, 100*s.Sigma, s.DF)
+		e.Method = fmt.Sprintf("%s (σ̂ %.1f%% per deployment, %d degrees of freedom)", fromSpread, 100*s.Sigma, s.DF)
 	case m.Ratio && positive(xs):
 		e.Value, e.Lo, e.Hi = stats.GeoMeanCI(xs, level)
 		e.Method = "geometric mean over runs, t-interval on logs"

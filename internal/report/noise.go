@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
@@ -49,14 +51,19 @@ func noiseModel(ds *analysis.Dataset) noise {
 		Caption: fmt.Sprintf("%s deployed twice in each repetition (the second as %s): the second's figure over the first's, geometric mean over the repetitions whose two steps both passed the noise audit, with its 95%% interval.", aa.Base.Key(), aa.Twin.Key()),
 		Header:  []string{"step", "pairs", "p50 ratio", "p99 ratio", "throughput ratio"},
 	}
-	pairs := make([][][2]float64, len(kindFigures))
+	// Per kind, the pairs of each repetition together: its steps share
+	// the same two deployments (see stats.GroupedLogSpread).
+	pairs := make([]map[int][][2]float64, len(kindFigures))
+	for i := range pairs {
+		pairs[i] = map[int][][2]float64{}
+	}
 	for _, st := range ds.Study.Load.Steps {
 		row := []string{st.Name, ""}
 		for i, k := range kindFigures {
 			var ratios []float64
 			for _, p := range aa.Pairs {
 				if x, y := k.of(p.Twin), k.of(p.Base); p.Step == st.Name && x > 0 && y > 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-					pairs[i] = append(pairs[i], [2]float64{x, y})
+					pairs[i][p.Base.Rep] = append(pairs[i][p.Base.Rep], [2]float64{x, y})
 					ratios = append(ratios, x/y)
 				}
 			}
@@ -71,7 +78,7 @@ func noiseModel(ds *analysis.Dataset) noise {
 	}
 	model := claims.Noise{}
 	pooled := analysis.Table{
-		Caption: "Per kind of figure, pooled over every step and repetition: σ̂, the run-to-run standard deviation of one deployment's log value (σ̂² = Σ log(a/b)² / 2n over n A/A pairs), with its 95% χ² interval; and the A/A ratio, which should be 1 (geometric mean over the pairs, 95% interval).",
+		Caption: "Per kind of figure, pooled over every step and repetition: σ̂, the run-to-run standard deviation of one deployment's log value (σ̂² = Σ log(a/b)² / 2n over n A/A pairs), with its 95% χ² interval. The steps of one repetition share its two deployments, so their pairs are not independent: the degrees of freedom are Satterthwaite's, between the number of repetitions (when a deployment's luck is all the noise) and of pairs (when each step's own noise is). The A/A ratio should be 1: geometric mean over the repetitions of each one's ratio, with its 95% interval (none from one repetition, where a deployment's luck and a bias look alike).",
 		Header:  []string{"figure", "claims kind", "A/A pairs", "σ̂ per deployment (95% interval)", "A/A ratio (95% interval)", "contains 1"},
 	}
 	var biased []string
@@ -80,13 +87,27 @@ func noiseModel(ds *analysis.Dataset) noise {
 			pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), "0", "–", "–", "–"})
 			continue
 		}
-		s := stats.LogSpread(pairs[i])
-		model[k.kind] = s
-		ratios := make([]float64, len(pairs[i]))
-		for j, p := range pairs[i] {
-			ratios[j] = p[0] / p[1]
+		npairs := 0
+		for _, g := range pairs[i] {
+			npairs += len(g)
 		}
-		gm, lo, hi := stats.GeoMeanCI(ratios, 0.95)
+		reps := slices.Sorted(maps.Keys(pairs[i]))
+		groups := make([][][2]float64, len(reps))
+		// The A/A ratio of each repetition, over its steps: repetitions
+		// are independent, steps of one are not, so whether the ratio
+		// departs from 1 is judged over repetitions (not with one).
+		perRep := make([]float64, len(reps))
+		for j, r := range reps {
+			groups[j] = pairs[i][r]
+			ratios := make([]float64, len(groups[j]))
+			for m, p := range groups[j] {
+				ratios[m] = p[0] / p[1]
+			}
+			perRep[j], _, _ = stats.GeoMeanCI(ratios, 0.95)
+		}
+		s := stats.GroupedLogSpread(groups)
+		model[k.kind] = s
+		gm, lo, hi := stats.GeoMeanCI(perRep, 0.95)
 		contains := "–"
 		switch {
 		case math.IsNaN(lo):
@@ -96,8 +117,8 @@ func noiseModel(ds *analysis.Dataset) noise {
 			contains = "NO"
 			biased = append(biased, fmt.Sprintf("%s (the second deployment at %.3f× the first, 95%% interval %.3f–%.3f)", k.words, gm, lo, hi))
 		}
-		pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), fmt.Sprint(s.DF),
-			fmt.Sprintf("%s (%s–%s)", analysis.Pct(s.Sigma), analysis.Pct(s.Lo), analysis.Pct(s.Hi)), ratioCell(ratios), contains})
+		pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), fmt.Sprintf("%d in %d repetition(s), %d degrees of freedom", npairs, len(reps), s.DF),
+			fmt.Sprintf("%s (%s–%s)", analysis.Pct(s.Sigma), analysis.Pct(s.Lo), analysis.Pct(s.Hi)), ratioCell(perRep), contains})
 	}
 	sec.Tables = append(sec.Tables, pooled, perStep)
 	if aa.Failed > 0 {
@@ -108,9 +129,8 @@ func noiseModel(ds *analysis.Dataset) noise {
 		return noise{section: sec}
 	}
 	sec.Text = append(sec.Text, "Two deployments of the same system differ only by the machine's noise and the luck of a deployment. How far they came apart is the noise model: per kind of figure, σ̂, the run-to-run spread of one deployment's value, from the steps that passed the noise audit. "+
-		"A claim measured in one run takes its interval from it, provisionally: the value × exp(±t·σ̂·√2) for a ratio of two deployments and × exp(±t·σ̂) for one system's figure, t with as many degrees of freedom as A/A pairs. "+
-		"With two runs or more the interval comes from the runs themselves, which already vary by this noise; the model adds nothing to them, and no claim's edge is ever moved by it. "+
-		"The pairs of one repetition share its moment of the machine, so the χ² interval, which counts them as independent, is if anything too narrow.")
+		"A claim measured in one run takes its interval from it, provisionally: the value × exp(±t·σ̂·√2) for a ratio of two deployments and × exp(±t·σ̂) for one system's figure, t with the noise model's degrees of freedom. "+
+		"With two runs or more the interval comes from the runs themselves, which already vary by this noise; the model adds nothing to them, and no claim's edge is ever moved by it.")
 	if len(biased) > 0 {
 		sec.Text = append(sec.Text, "⚠ THE DESIGN IS BIASED: two deployments of the same system should measure alike on average, but here they do not, beyond chance: "+strings.Join(biased, "; ")+
 			". Something other than the system differs between the first and second deployment (order, placement, warm caches); differences between variants of this size may be that, not the systems.")

@@ -10,7 +10,9 @@
 // unbounded interval stays unbounded), PairedRunRatio (runs made in pairs)
 // and RunDiff (difference of means, Welch). Run-to-run noise: a Spread is
 // the standard deviation of one deployment's value with its χ² interval,
-// from A/A pairs (LogSpread for ratios, DiffSpread for differences) or
+// from A/A pairs (LogSpread for ratios, GroupedLogSpread when pairs share
+// their deployments, as the steps of one repetition do, DiffSpread for
+// differences) or
 // from independent runs of one system (SampleSpread); Spread.RatioCI and
 // Spread.DiffCI give a comparison of single runs the interval that
 // repetitions would otherwise give. Within one run:

@@ -143,3 +143,57 @@ func TestSpreadRatioCICoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupedLogSpreadCoverage draws A/A pairs as a run measures them: in
+// each repetition every step is measured on the same two deployments, so a
+// deployment's luck (σD) is shared by its steps and only the step's own
+// noise (σE) is fresh. The true spread of one deployment's step value is
+// √(σD² + σE²). GroupedLogSpread's interval must cover it about 95% of the
+// time whichever dominates; LogSpread, which counts every pair as
+// independent, covers it far less when the deployment's luck dominates.
+func TestGroupedLogSpreadCoverage(t *testing.T) {
+	const trials = 4000
+	for _, tc := range []struct {
+		name           string
+		sigmaD, sigmaE float64
+		reps, steps    int
+		ungroupedBelow float64 // LogSpread's coverage is under this; 0: not checked
+	}{
+		{"deployments dominate, one repetition", 0.2, 0.02, 1, 8, 0.5},
+		{"deployments dominate, three repetitions", 0.2, 0.02, 3, 8, 0.8},
+		{"steps dominate", 0.01, 0.1, 3, 6, 0},
+		{"both alike", 0.1, 0.1, 2, 9, 0.9},
+		{"one step a repetition", 0.1, 0.05, 6, 1, 0},
+	} {
+		rng := rand.New(rand.NewPCG(11, uint64(tc.reps*100+tc.steps)))
+		sigma := math.Hypot(tc.sigmaD, tc.sigmaE)
+		grouped, ungrouped := 0, 0
+		for range trials {
+			groups := make([][][2]float64, tc.reps)
+			var all [][2]float64
+			for r := range groups {
+				first, twin := tc.sigmaD*rng.NormFloat64(), tc.sigmaD*rng.NormFloat64()
+				for range tc.steps {
+					level := 100 * math.Exp(rng.NormFloat64()) // the step's own level, cancels in the ratio
+					p := [2]float64{level * math.Exp(first+tc.sigmaE*rng.NormFloat64()), level * math.Exp(twin+tc.sigmaE*rng.NormFloat64())}
+					groups[r] = append(groups[r], p)
+					all = append(all, p)
+				}
+			}
+			if s := GroupedLogSpread(groups); s.Lo <= sigma && sigma <= s.Hi {
+				grouped++
+			}
+			if s := LogSpread(all); s.Lo <= sigma && sigma <= s.Hi {
+				ungrouped++
+			}
+		}
+		g, u := float64(grouped)/trials, float64(ungrouped)/trials
+		t.Logf("%s (σD %.2f, σE %.2f, %d×%d pairs): grouped covers %.1f%%, ungrouped %.1f%%", tc.name, tc.sigmaD, tc.sigmaE, tc.reps, tc.steps, 100*g, 100*u)
+		if g < 0.92 || g > 0.98 {
+			t.Errorf("%s: grouped coverage %.3f, want about 0.95", tc.name, g)
+		}
+		if tc.ungroupedBelow > 0 && u >= tc.ungroupedBelow {
+			t.Errorf("%s: ungrouped coverage %.3f, want under %.2f (the test's regime does not show the shared luck)", tc.name, u, tc.ungroupedBelow)
+		}
+	}
+}
