@@ -57,22 +57,40 @@ func LogSpread(pairs [][2]float64) Spread {
 // DF is ν rounded down (at least 1), the conservative side for t. All NaN
 // (DF 0) with no pairs or any value not positive and finite.
 func GroupedLogSpread(groups [][][2]float64) Spread {
+	return groupedSpread(groups, func(p [2]float64) (float64, bool) {
+		ok := p[0] > 0 && p[1] > 0 && !math.IsInf(p[0], 1) && !math.IsInf(p[1], 1)
+		return math.Log(p[0] / p[1]), ok
+	})
+}
+
+// GroupedDiffSpread is GroupedLogSpread for a quantity compared by
+// difference (as DiffSpread is LogSpread's).
+func GroupedDiffSpread(groups [][][2]float64) Spread {
+	return groupedSpread(groups, func(p [2]float64) (float64, bool) {
+		return p[0] - p[1], finite(p[:])
+	})
+}
+
+// groupedSpread is the spread of the pairs' differences d (by diff),
+// grouped as GroupedLogSpread says.
+func groupedSpread(groups [][][2]float64, diff func([2]float64) (float64, bool)) Spread {
 	var ds [][]float64
 	n, ss := 0, 0.0
 	for _, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
-		logs := make([]float64, len(g))
+		d := make([]float64, len(g))
 		for i, p := range g {
-			if !(p[0] > 0) || !(p[1] > 0) || math.IsInf(p[0], 1) || math.IsInf(p[1], 1) {
+			v, ok := diff(p)
+			if !ok {
 				return noSpread()
 			}
-			logs[i] = math.Log(p[0] / p[1])
-			ss += sq(logs[i])
+			d[i] = v
+			ss += sq(v)
 		}
-		ds = append(ds, logs)
-		n += len(logs)
+		ds = append(ds, d)
+		n += len(d)
 	}
 	if n == 0 {
 		return noSpread()

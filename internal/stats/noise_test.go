@@ -197,3 +197,36 @@ func TestGroupedLogSpreadCoverage(t *testing.T) {
 		}
 	}
 }
+
+// With one pair a group, no pair shares a deployment: the grouped spreads
+// are the ungrouped ones, value and degrees of freedom. A value that is
+// not finite (or not positive, for logs) leaves no spread.
+func TestGroupedSpreadsOfSingletonsAreTheUngrouped(t *testing.T) {
+	pairs := [][2]float64{{1.2, 1}, {0.9, 1.1}, {2, 2.5}, {1, 1.05}}
+	singles := make([][][2]float64, len(pairs))
+	for i, p := range pairs {
+		singles[i] = [][2]float64{p}
+	}
+	for _, tc := range []struct {
+		name              string
+		grouped, ungrouped Spread
+	}{
+		{"log", GroupedLogSpread(singles), LogSpread(pairs)},
+		{"diff", GroupedDiffSpread(singles), DiffSpread(pairs)},
+	} {
+		g, u := tc.grouped, tc.ungrouped
+		if g.DF != u.DF || math.Abs(g.Sigma-u.Sigma) > 1e-12 || math.Abs(g.Lo-u.Lo) > 1e-9 || math.Abs(g.Hi-u.Hi) > 1e-9 {
+			t.Errorf("%s: grouped %+v, ungrouped %+v", tc.name, g, u)
+		}
+	}
+	for name, s := range map[string]Spread{
+		"log of 0":  GroupedLogSpread([][][2]float64{{{1, 1}, {0, 1}}}),
+		"diff NaN":  GroupedDiffSpread([][][2]float64{{{1, math.NaN()}}}),
+		"no pairs":  GroupedLogSpread([][][2]float64{{}, nil}),
+		"log of −1": GroupedLogSpread([][][2]float64{{{-1, 1}}}),
+	} {
+		if !math.IsNaN(s.Sigma) || s.DF != 0 {
+			t.Errorf("%s: %+v, want no spread", name, s)
+		}
+	}
+}
