@@ -208,7 +208,7 @@ func TestGroupedSpreadsOfSingletonsAreTheUngrouped(t *testing.T) {
 		singles[i] = [][2]float64{p}
 	}
 	for _, tc := range []struct {
-		name              string
+		name               string
 		grouped, ungrouped Spread
 	}{
 		{"log", GroupedLogSpread(singles), LogSpread(pairs)},
