@@ -1,9 +1,26 @@
 // Package records writes every request of a load to a Parquet file that
-// pandas, Polars and DuckDB read as they are.
+// pandas, Polars and DuckDB read as they are, and reads it back.
+//
+// # One schema, one reader
+//
+// Row is the file's schema and is declared here alone; whoever reads the
+// file reads it through this package. Read decodes whole rows, through
+// parquet-go's row reader. A reader that needs a few columns of a whole
+// run gets a projection declared beside Row (Outcome, with the Row columns
+// it is read from), read column by column: the other columns' pages,
+// Server-Timing lists above all, are never read, and no row is assembled.
+// parquet-go's row reader would read a projection too (a struct of fewer
+// columns), but it converts every row to the smaller schema value by
+// value, which made it no faster than reading every column (about 2 s
+// for a million rows on a 2-core VM, BenchmarkRead); column by column it
+// is several times faster. The test that every projected column is one
+// of Row's, of the same kind, catches a rename on one side only.
 package records
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -124,30 +141,182 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// Read loads a whole records file; for tests and small files.
-func Read(path string) ([]Row, error) {
-	rows, err := parquet.ReadFile[Row](path)
-	if err != nil {
-		return nil, fmt.Errorf("read records %s: %w", path, err)
-	}
-	return rows, nil
+// Outcome is the part of a Row that says when a request was meant to
+// leave, how long it took and whether it failed: what a comparison of
+// runs reads.
+type Outcome struct {
+	Seq       int64
+	Intended  int64 // ns
+	LatencyMs float64
+	Error     string // "" for a success
 }
 
-// Count returns how many rows a records file holds, from its footer alone:
-// a cheap check that the file is whole and matches its summary.
-func Count(path string) (int64, error) {
+// outcomeColumns are the columns of Row an Outcome is read from, and how
+// a value of each is stored in it.
+var outcomeColumns = []struct {
+	name string
+	kind parquet.Kind
+	set  func(o *Outcome, v parquet.Value, errs interned)
+}{
+	{"seq", parquet.Int64, func(o *Outcome, v parquet.Value, _ interned) { o.Seq = v.Int64() }},
+	{"intended", parquet.Int64, func(o *Outcome, v parquet.Value, _ interned) { o.Intended = v.Int64() }},
+	{"latency_ms", parquet.Double, func(o *Outcome, v parquet.Value, _ interned) { o.LatencyMs = v.Double() }},
+	{"error", parquet.ByteArray, func(o *Outcome, v parquet.Value, errs interned) { o.Error = errs.of(v.ByteArray()) }},
+}
+
+// interned keeps one copy of each error text: a run has a handful, and a
+// failing one has them on most of its rows.
+type interned map[string]string
+
+func (m interned) of(b []byte) string {
+	if s, ok := m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	m[s] = s
+	return s
+}
+
+// Read loads every column of a records file; for tests and analyses of a
+// few columns' worth of rows (it decodes every Server-Timing list).
+func Read(path string) (rows []Row, err error) {
+	err = withFile(path, func(pf *parquet.File) (err error) {
+		defer func() {
+			if p := recover(); p != nil { // the reader panics on a schema it cannot convert
+				err = fmt.Errorf("%v", p)
+			}
+		}()
+		r := parquet.NewGenericReader[Row](pf)
+		defer r.Close()
+		rows = make([]Row, pf.NumRows())
+		n := 0
+		for n < len(rows) {
+			// Decoded straight into rows, so no list is copied, in batches,
+			// which bound the row buffer parquet-go keeps.
+			k, err := r.Read(rows[n:min(n+readBatch, len(rows))])
+			n += k
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			if err != nil || k == 0 { // a footer that promised more rows than the pages hold
+				break
+			}
+		}
+		rows = rows[:n]
+		return nil
+	})
+	return rows, err
+}
+
+// readBatch bounds the rows Read asks parquet-go for at once.
+const readBatch = 8192
+
+// ReadOutcomes loads the columns of Outcome alone, column by column, page
+// by page: the other columns' pages are never read, and no row is
+// assembled value by value as Read assembles them.
+func ReadOutcomes(path string) (outs []Outcome, err error) {
+	err = withFile(path, func(pf *parquet.File) error {
+		outs = make([]Outcome, pf.NumRows())
+		errs := interned{}
+		for _, col := range outcomeColumns {
+			leaf, ok := pf.Schema().Lookup(col.name)
+			if !ok || leaf.Node.Type().Kind() != col.kind || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > 0 {
+				return fmt.Errorf("no column %s of %s values", col.name, col.kind)
+			}
+			n, err := eachValue(pf, leaf.ColumnIndex, func(i int, v parquet.Value) { col.set(&outs[i], v, errs) })
+			if err != nil {
+				return fmt.Errorf("column %s: %w", col.name, err)
+			}
+			if n != len(outs) {
+				return fmt.Errorf("column %s holds %d values for %d rows", col.name, n, len(outs))
+			}
+		}
+		return nil
+	})
+	return outs, err
+}
+
+// eachValue calls set with every value of a column that is neither
+// repeated nor optional, numbered from the file's first row, and returns
+// how many there were (set is never called past the file's row count).
+func eachValue(pf *parquet.File, column int, set func(i int, v parquet.Value)) (int, error) {
+	buf := make([]parquet.Value, readBatch)
+	n, rows := 0, int(pf.NumRows())
+	for _, rg := range pf.RowGroups() {
+		pages := rg.ColumnChunks()[column].Pages()
+		for {
+			page, err := pages.ReadPage()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				pages.Close()
+				return n, err
+			}
+			err = readPage(page, buf, func(v parquet.Value) {
+				if n < rows {
+					set(n, v)
+				}
+				n++
+			})
+			parquet.Release(page)
+			if err != nil {
+				pages.Close()
+				return n, err
+			}
+		}
+		if err := pages.Close(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// readPage gives each value of a page to each, in order.
+func readPage(page parquet.Page, buf []parquet.Value, each func(parquet.Value)) error {
+	values := page.Values()
+	for {
+		k, err := values.ReadValues(buf)
+		for _, v := range buf[:k] {
+			each(v)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// withFile opens a records file for read, the errors it and read return
+// naming it.
+func withFile(path string, read func(*parquet.File) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("records %s: %w", path, err)
+		return fmt.Errorf("read records: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("records %s: %w", path, err)
+		return fmt.Errorf("read records %s: %w", path, err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return 0, fmt.Errorf("records %s: %w", path, err)
+		return fmt.Errorf("read records %s: %w", path, err)
 	}
-	return pf.NumRows(), nil
+	if err := read(pf); err != nil {
+		return fmt.Errorf("read records %s: %w", path, err)
+	}
+	return nil
+}
+
+// Count returns how many rows a records file holds, from its footer alone:
+// a cheap check that the file is whole and matches its summary.
+func Count(path string) (n int64, err error) {
+	err = withFile(path, func(pf *parquet.File) error {
+		n = pf.NumRows()
+		return nil
+	})
+	return n, err
 }
