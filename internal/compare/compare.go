@@ -9,29 +9,26 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
+	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/stats"
 )
 
-// Metrics are what is compared, in output order: latency percentiles and
-// mean (ms, from each request's intended send time), throughput
-// (requests completed per second) and the error rate (share of requests
-// that failed).
-var Metrics = []string{"p50", "p90", "p99", "mean", "throughput", "errors"}
-
-// Verdicts. Latency is faster when the whole interval of NEW/BASE lies
-// below 1 and slower when it lies above; throughput the other way round;
-// errors compare by difference, more or fewer when the whole interval lies
-// on one side of 0. A bounded interval across the line is the same within
-// noise; an unbounded one (Fieller's, when BASE's runs are too few or too
+// Verdicts. What is compared are the figures of summarymetric.All. A
+// figure is worse when the whole interval of its change (NEW/BASE, or
+// NEW − BASE for errors) lies past the neutral line (1, or 0) on its
+// worse side, and better when it lies on the other; the words are the
+// figure's own (latency and throughput faster or slower, errors more or
+// fewer). A bounded interval across the line is the same within noise;
+// an unbounded one (Fieller's, when BASE's runs are too few or too
 // spread to tell their mean from 0) says nothing, so it is unknown, as is
 // no interval at all.
 const (
-	VerdictFaster      = "faster"
-	VerdictSlower      = "slower"
+	VerdictFaster      = summarymetric.Faster
+	VerdictSlower      = summarymetric.Slower
 	VerdictSame        = "same (within noise)"
-	VerdictMoreErrors  = "more errors"
-	VerdictFewerErrors = "fewer errors"
+	VerdictMoreErrors  = summarymetric.MoreErrors
+	VerdictFewerErrors = summarymetric.FewerErrors
 	VerdictUnknown     = "unknown (no interval)"
 	VerdictUnbounded   = "unknown (unbounded interval)"
 )
@@ -175,20 +172,20 @@ func (c *Comparison) Metric(name string) *MetricResult {
 
 // MetricResult is one metric of a comparison.
 type MetricResult struct {
-	Metric string `json:"metric"`
-	Unit   string `json:"unit"` // ms, req/s, or share (errors)
-	Base   Num    `json:"base"`
-	New    Num    `json:"new"`
+	Metric string             `json:"metric"`
+	Unit   summarymetric.Unit `json:"unit"` // ms, req/s, or share (errors)
+	Base   Num                `json:"base"`
+	New    Num                `json:"new"`
 	// Change is "ratio" (Estimate = NEW/BASE) or "difference" (Estimate =
 	// NEW − BASE, for errors, whose BASE is often 0).
-	Change   string `json:"change"`
-	Estimate Num    `json:"estimate"`
-	Lo       Num    `json:"ci_lo"`
-	Hi       Num    `json:"ci_hi"`
-	BaseN    int64  `json:"base_n"`
-	NewN     int64  `json:"new_n"`
-	NUnit    string `json:"n_unit"` // runs, requests, or intervals (throughput's per-interval counts)
-	Verdict  string `json:"verdict"`
+	Change   summarymetric.Change `json:"change"`
+	Estimate Num                  `json:"estimate"`
+	Lo       Num                  `json:"ci_lo"`
+	Hi       Num                  `json:"ci_hi"`
+	BaseN    int64                `json:"base_n"`
+	NewN     int64                `json:"new_n"`
+	NUnit    string               `json:"n_unit"` // runs, requests, or intervals (throughput's per-interval counts)
+	Verdict  string               `json:"verdict"`
 	// ci is the interval at any level, for the gate's adjusted level; nil
 	// when there is none (a result read back from JSON).
 	ci func(level float64) (lo, hi float64)
@@ -271,13 +268,10 @@ func comparePair(p pair, index int, opt Options) (Comparison, error) {
 		c.Method = MethodOneVsRuns
 		c.MethodDetail = fmt.Sprintf("%d vs %d runs, one value per run from its summary; the run-to-run spread is %s's %d runs' (not concatenated), taken to hold for the single run too: NEW/BASE × exp(±t·σ·√(1/%d + 1/%d)) with %d degrees of freedom",
 			c.BaseRuns, c.NewRuns, side, len(several.Units), c.BaseRuns, c.NewRuns, len(several.Units)-1)
-		compareSpread(&c, p, opt.Level, func(metric string) stats.Spread {
-			xs := runValues(several, metric)
-			if metric == "errors" {
-				return stats.SampleSpread(xs)
-			}
+		compareSpread(&c, p, opt.Level, func(d summarymetric.Descriptor) stats.Spread {
+			xs := runValues(several, d)
 			for i, x := range xs {
-				xs[i] = math.Log(x) // NaN for a value not positive, and so no spread
+				xs[i] = byChange[d.Change].scale(x)
 			}
 			return stats.SampleSpread(xs)
 		})
@@ -302,145 +296,122 @@ func warnings(side string, c *Cell) []string {
 	return out
 }
 
-func unitOf(metric string) string {
-	switch metric {
-	case "throughput":
-		return "req/s"
-	case "errors":
-		return "share"
-	}
-	return "ms"
+// changeStats are the statistics a kind of change is estimated with.
+type changeStats struct {
+	// runs is the change of the means of per-run values with its interval
+	// from how the runs spread.
+	runs func(base, new []float64, level float64) (est, lo, hi float64, n int)
+	// ci is the interval around a change given a known run-to-run spread.
+	ci func(s stats.Spread, est float64, nBase, nNew int, level float64) (lo, hi float64)
+	// pairs is the run-to-run spread from A/A pairs, and scale the value
+	// it is the spread of (NoiseSpread.Scale).
+	pairs     func([][2]float64) stats.Spread
+	scale     func(float64) float64
+	scaleName string
 }
 
-func changeOf(metric string) string {
-	if metric == "errors" {
-		return "difference"
-	}
-	return "ratio"
+// byChange: a ratio's spread is of logs (a deployment moves a latency by
+// a factor), a difference's of the values themselves.
+var byChange = map[summarymetric.Change]changeStats{
+	summarymetric.Ratio: {runs: stats.RunRatio, ci: stats.Spread.RatioCI, pairs: stats.LogSpread,
+		scale: math.Log, scaleName: "log"}, // the log is NaN for a value not positive, and so no spread
+	summarymetric.Difference: {runs: stats.RunDiff, ci: stats.Spread.DiffCI, pairs: stats.DiffSpread,
+		scale: func(x float64) float64 { return x }, scaleName: "value"},
 }
 
-// runValue is one run's value of a metric, from its summary.
-func runValue(s metrics.Summary, metric string) float64 {
-	switch metric {
-	case "p50":
-		return s.Latency.P50
-	case "p90":
-		return s.Latency.P90
-	case "p99":
-		return s.Latency.P99
-	case "mean":
-		return s.Latency.Mean
-	case "throughput":
-		return s.ThroughputRPS
-	case "errors":
-		if s.Requests == 0 {
-			return math.NaN()
-		}
-		return float64(s.Requests-s.Successes) / float64(s.Requests)
-	}
-	return math.NaN()
-}
-
-func runValues(c *Cell, metric string) []float64 {
+// runValues are a cell's values of a figure, one per run, from the
+// summaries.
+func runValues(c *Cell, d summarymetric.Descriptor) []float64 {
 	xs := make([]float64, len(c.Units))
 	for i, u := range c.Units {
-		xs[i] = runValue(u.Summary, metric)
+		xs[i] = d.Of(u.Summary)
 	}
 	return xs
 }
-
-// errorRange is the range of a difference of error shares.
-var errorRange = stats.Range{Lo: -1, Hi: 1}
 
 func compareRuns(c *Comparison, p pair, level float64) {
 	c.Method = MethodRuns
 	c.MethodDetail = fmt.Sprintf("%d vs %d runs, one value per run from its summary; ratio of means with Fieller's interval (Welch degrees of freedom, cut at 0), errors by difference with Welch's interval",
 		c.BaseRuns, c.NewRuns)
-	fromRuns(c, p, level, func(metric string, b, n []float64, level float64) (est, lo, hi float64) {
-		if metric == "errors" {
-			est, lo, hi, _ = stats.RunDiff(b, n, level)
-			return est, errorRange.Clamp(lo), errorRange.Clamp(hi)
-		}
-		est, lo, hi, _ = stats.RunRatioIn(b, n, level, stats.NonNegative)
+	fromRuns(c, p, level, func(d summarymetric.Descriptor, b, n []float64, level float64) (est, lo, hi float64) {
+		est, lo, hi, _ = byChange[d.Change].runs(b, n, level)
 		return est, lo, hi
 	})
 }
 
-// compareSpread gives each metric the interval of a known run-to-run
-// spread (Spread.RatioCI, or DiffCI for errors) around the ratio (or
-// difference) of the sides' means.
-func compareSpread(c *Comparison, p pair, level float64, spread func(metric string) stats.Spread) {
-	fromRuns(c, p, level, func(metric string, b, n []float64, level float64) (est, lo, hi float64) {
-		s := spread(metric)
-		if metric == "errors" {
-			est = stats.Mean(n) - stats.Mean(b)
-			lo, hi = s.DiffCI(est, len(b), len(n), level)
-			return est, errorRange.Clamp(lo), errorRange.Clamp(hi)
-		}
-		est = ratio(stats.Mean(n), stats.Mean(b))
-		lo, hi = s.RatioCI(est, len(b), len(n), level)
+// compareSpread gives each figure the interval of a known run-to-run
+// spread around the change of the sides' means.
+func compareSpread(c *Comparison, p pair, level float64, spread func(d summarymetric.Descriptor) stats.Spread) {
+	fromRuns(c, p, level, func(d summarymetric.Descriptor, b, n []float64, level float64) (est, lo, hi float64) {
+		est = d.Change.Of(stats.Mean(n), stats.Mean(b))
+		lo, hi = byChange[d.Change].ci(spread(d), est, len(b), len(n), level)
 		return est, lo, hi
 	})
 }
 
 // fromRuns fills c's metrics from the per-run values of both sides, with
-// interval giving the estimate and its interval at a level.
-func fromRuns(c *Comparison, p pair, level float64, interval func(metric string, b, n []float64, level float64) (est, lo, hi float64)) {
-	for _, m := range Metrics {
-		b, n := runValues(p.base, m), runValues(p.new, m)
-		res := MetricResult{Metric: m, Unit: unitOf(m), Change: changeOf(m), Base: Num(stats.Mean(b)), New: Num(stats.Mean(n)),
-			BaseN: int64(len(b)), NewN: int64(len(n)), NUnit: "runs"}
-		est, lo, hi := interval(m, b, n, level)
-		res.Estimate, res.Lo, res.Hi = Num(est), Num(lo), Num(hi)
-		res.Verdict = verdict(m, lo, hi)
+// interval giving the estimate and its interval at a level; the interval
+// is cut to the values a change of the figure can take.
+func fromRuns(c *Comparison, p pair, level float64, interval func(d summarymetric.Descriptor, b, n []float64, level float64) (est, lo, hi float64)) {
+	for _, d := range summarymetric.All {
+		b, n := runValues(p.base, d), runValues(p.new, d)
+		rng := d.ChangeRange()
+		within := func(level float64) (est, lo, hi float64) {
+			est, lo, hi = interval(d, b, n, level)
+			return est, rng.Clamp(lo), rng.Clamp(hi)
+		}
+		res := newResult(d, stats.Mean(b), stats.Mean(n))
+		res.BaseN, res.NewN, res.NUnit = int64(len(b)), int64(len(n)), "runs"
+		est, lo, hi := within(level)
+		res.setInterval(d, est, lo, hi)
 		res.ci = func(level float64) (lo, hi float64) {
-			_, lo, hi = interval(m, b, n, level)
+			_, lo, hi = within(level)
 			return lo, hi
 		}
 		c.Metrics = append(c.Metrics, res)
 	}
 }
 
-// verdict reads an interval: of NEW/BASE, or of NEW − BASE for errors.
-func verdict(metric string, lo, hi float64) string {
+// newResult starts a figure's result from the sides' values.
+func newResult(d summarymetric.Descriptor, base, new float64) MetricResult {
+	return MetricResult{Metric: d.Name, Unit: d.Unit, Change: d.Change, Base: Num(base), New: Num(new)}
+}
+
+// setInterval records the change and its interval, and the verdict they
+// give.
+func (res *MetricResult) setInterval(d summarymetric.Descriptor, est, lo, hi float64) {
+	res.Estimate, res.Lo, res.Hi = Num(est), Num(lo), Num(hi)
+	res.Verdict = verdict(d, lo, hi)
+}
+
+// verdict reads an interval of d's change.
+func verdict(d summarymetric.Descriptor, lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return VerdictUnknown
 	}
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return VerdictUnbounded
 	}
-	switch metric {
-	case "errors":
-		switch {
-		case lo > 0:
-			return VerdictMoreErrors
-		case hi < 0:
-			return VerdictFewerErrors
-		}
-	case "throughput":
-		switch {
-		case lo > 1:
-			return VerdictFaster
-		case hi < 1:
-			return VerdictSlower
-		}
-	default: // latency
-		switch {
-		case hi < 1:
-			return VerdictFaster
-		case lo > 1:
-			return VerdictSlower
-		}
+	var up bool
+	switch line := d.Change.Neutral(); {
+	case lo > line:
+		up = true
+	case hi < line:
+		up = false
+	default:
+		return VerdictSame
 	}
-	return VerdictSame
+	if up == (d.Worse == summarymetric.Up) {
+		return d.Verdicts.Worse
+	}
+	return d.Verdicts.Better
 }
 
-// series is one side's records as time series, in send order.
+// series is one side's records as the time series the figures are
+// computed from (summarymetric.Series), in send order.
 type series struct {
-	latency  []float64 // ms
-	failed   []float64 // 1 for a failed request, 0 for a success
-	rate     []float64 // completions per second in consecutive intervals
-	interval float64   // their length in seconds
+	of       map[summarymetric.Series][]float64
+	interval float64 // the length in seconds of Completions' intervals
 }
 
 // minIntervals is the fewest throughput intervals a run is cut into: runs
@@ -450,24 +421,24 @@ const minIntervals = 20
 // readSeries reads one run's records (the block bootstrap compares one
 // run a side).
 func readSeries(u Unit) (*series, error) {
-	s := &series{}
-	rows, err := readRows(u.Dir)
+	s := &series{of: map[summarymetric.Series][]float64{}}
+	rows, err := records.ReadOutcomes(u.Dir.RecordsPath())
 	if err != nil || len(rows) == 0 {
 		return s, err
 	}
-	slices.SortFunc(rows, func(a, b row) int {
+	slices.SortFunc(rows, func(a, b records.Outcome) int {
 		return cmp.Or(cmp.Compare(a.Intended, b.Intended), cmp.Compare(a.Seq, b.Seq))
 	})
+	latency, failed := make([]float64, len(rows)), make([]float64, len(rows))
 	t0, t1 := rows[0].Intended, int64(math.MinInt64)
-	for _, r := range rows {
-		s.latency = append(s.latency, r.LatencyMs)
-		f := 0.0
+	for i, r := range rows {
+		latency[i] = r.LatencyMs
 		if r.Error != "" {
-			f = 1
+			failed[i] = 1
 		}
-		s.failed = append(s.failed, f)
 		t1 = max(t1, r.Intended+int64(r.LatencyMs*1e6))
 	}
+	s.of[summarymetric.Latencies], s.of[summarymetric.Failures] = latency, failed
 	span := float64(t1-t0) / 1e9
 	s.interval = 1.0
 	if span < minIntervals {
@@ -483,48 +454,74 @@ func readSeries(u Unit) (*series, error) {
 			counts[i]++
 		}
 	}
-	for _, k := range counts {
-		s.rate = append(s.rate, k/s.interval)
+	for i := range counts {
+		counts[i] /= s.interval
 	}
+	s.of[summarymetric.Completions] = counts
 	return s, nil
 }
 
-// boot is one side's bootstrap: the statistics of every resample.
-type boot struct {
-	est                 [6]float64 // on the data, in Metrics order
-	draws               [6][]float64
-	blockLat, blockRate int
-	requests, intervals int
-	interval            float64
+// sample is one side's figure computed from its records: on the data and
+// on every resample, from a series of n elements.
+type sample struct {
+	est   float64
+	draws []float64
+	n     int
 }
 
-var latencyQuantiles = []float64{0.5, 0.9, 0.99} // Metrics[0:3]
+// boot is one side's bootstrap: every figure's sample, and the block
+// length of each series resampled.
+type boot struct {
+	figures  map[string]sample
+	blocks   map[summarymetric.Series]int
+	interval float64
+}
 
+// bootstrap resamples each series once, in blocks of its own length, with
+// a stream of its own (seed + the series' number): the quantiles and the
+// mean of one series in a resample come from the same blocks.
 func bootstrap(s *series, resamples int, seed uint64) *boot {
-	b := &boot{requests: len(s.latency), intervals: len(s.rate), interval: s.interval}
-	for i, q := range latencyQuantiles {
-		b.est[i] = stats.Quantile(s.latency, q)
+	b := &boot{figures: map[string]sample{}, blocks: map[summarymetric.Series]int{}, interval: s.interval}
+	bySeries := map[summarymetric.Series][]summarymetric.Descriptor{}
+	for _, d := range summarymetric.All {
+		bySeries[d.Series] = append(bySeries[d.Series], d)
 	}
-	b.est[3] = stats.Mean(s.latency)
-	b.est[4] = stats.Mean(s.rate)
-	b.est[5] = stats.Mean(s.failed)
-	if len(s.latency) == 0 {
-		return b
-	}
-	// The quantiles and the mean of a resample come from the same blocks
-	// (the same seed draws the same starts).
-	b.blockLat = stats.BlockLength(s.latency)
-	for _, row := range stats.BlockQuantiles(s.latency, latencyQuantiles, b.blockLat, resamples, seed) {
-		for i := range latencyQuantiles {
-			b.draws[i] = append(b.draws[i], row[i])
+	for ser, ds := range bySeries {
+		xs := s.of[ser]
+		var quantiles []float64
+		for _, d := range ds {
+			b.figures[d.Name] = sample{est: d.FromSeries(xs), n: len(xs)}
+			if d.Quantile > 0 {
+				quantiles = append(quantiles, d.Quantile)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		block, stream := stats.BlockLength(xs), seed+uint64(ser)
+		b.blocks[ser] = block
+		var rows [][]float64 // rows[resample][i] for quantiles[i]
+		if len(quantiles) > 0 {
+			rows = stats.BlockQuantiles(xs, quantiles, block, resamples, stream)
+		}
+		var means []float64
+		if len(quantiles) < len(ds) {
+			means = stats.BlockMeans(xs, block, resamples, stream)
+		}
+		q := 0
+		for _, d := range ds {
+			f := b.figures[d.Name]
+			if d.Quantile > 0 {
+				for _, row := range rows {
+					f.draws = append(f.draws, row[q])
+				}
+				q++
+			} else {
+				f.draws = means
+			}
+			b.figures[d.Name] = f
 		}
 	}
-	b.draws[3] = stats.BlockMeans(s.latency, b.blockLat, resamples, seed)
-	if len(s.rate) > 0 {
-		b.blockRate = stats.BlockLength(s.rate)
-		b.draws[4] = stats.BlockMeans(s.rate, b.blockRate, resamples, seed+1)
-	}
-	b.draws[5] = stats.BlockMeans(s.failed, stats.BlockLength(s.failed), resamples, seed+2)
 	return b
 }
 
@@ -545,50 +542,23 @@ func compareBlock(c *Comparison, p pair, index int, opt Options) error {
 	c.MethodDetail = fmt.Sprintf("circular-block bootstrap over time within each run (1 vs 1 run), "+
 		"blocks of %d (BASE) and %d (NEW) requests by the Politis–White rule, %d resamples each, "+
 		"throughput from completions per %s; run-to-run variation is not in these intervals, so --fail-if refuses them",
-		base.blockLat, new.blockLat, opt.Resamples, intervalName(math.Min(base.interval, new.interval)))
-	for i, m := range Metrics {
-		res := MetricResult{Metric: m, Unit: unitOf(m), Change: changeOf(m), Base: Num(base.est[i]), New: Num(new.est[i]),
-			BaseN: int64(base.requests), NewN: int64(new.requests), NUnit: "requests"}
-		if m == "throughput" {
-			res.BaseN, res.NewN, res.NUnit = int64(base.intervals), int64(new.intervals), "intervals"
-		}
-		est, lo, hi := math.NaN(), math.NaN(), math.NaN()
-		if len(base.draws[i]) > 0 && len(new.draws[i]) == len(base.draws[i]) {
-			d := make([]float64, len(base.draws[i]))
-			if m == "errors" {
-				est = new.est[i] - base.est[i]
-				for r := range d {
-					d[r] = new.draws[i][r] - base.draws[i][r]
-				}
-			} else {
-				est = ratio(new.est[i], base.est[i])
-				for r := range d {
-					d[r] = ratio(new.draws[i][r], base.draws[i][r])
-				}
+		base.blocks[summarymetric.Latencies], new.blocks[summarymetric.Latencies], opt.Resamples, intervalName(math.Min(base.interval, new.interval)))
+	for _, d := range summarymetric.All {
+		b, n := base.figures[d.Name], new.figures[d.Name]
+		res := newResult(d, b.est, n.est)
+		res.BaseN, res.NewN, res.NUnit = int64(b.n), int64(n.n), d.Series.Elements()
+		est, lo, hi := d.Change.Of(n.est, b.est), math.NaN(), math.NaN()
+		if len(b.draws) > 0 && len(n.draws) == len(b.draws) {
+			changes := make([]float64, len(b.draws))
+			for r := range changes {
+				changes[r] = d.Change.Of(n.draws[r], b.draws[r])
 			}
-			lo, hi = stats.PercentileInterval(d, opt.Level)
-		} else if m == "errors" {
-			est = new.est[i] - base.est[i]
-		} else {
-			est = ratio(new.est[i], base.est[i])
+			lo, hi = stats.PercentileInterval(changes, opt.Level)
 		}
-		res.Estimate, res.Lo, res.Hi = Num(est), Num(lo), Num(hi)
-		res.Verdict = verdict(m, lo, hi)
+		res.setInterval(d, est, lo, hi)
 		c.Metrics = append(c.Metrics, res)
 	}
 	return nil
-}
-
-// ratio is x/y for positive quantities; NaN when y is 0 and x is too,
-// +Inf when only y is.
-func ratio(x, y float64) float64 {
-	if y == 0 {
-		if x == 0 {
-			return math.NaN()
-		}
-		return math.Inf(1)
-	}
-	return x / y
 }
 
 func intervalName(width float64) string {

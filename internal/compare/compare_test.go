@@ -344,7 +344,7 @@ func TestCompareParseRule(t *testing.T) {
 	}
 	for _, g := range good {
 		r, err := ParseRule(g.text)
-		if err != nil || r.Metric != g.metric || math.Abs(r.Limit()-g.limit) > 1e-12 {
+		if err != nil || r.Metric.Name != g.metric || math.Abs(r.Limit()-g.limit) > 1e-12 {
 			t.Errorf("ParseRule(%q) = %+v (limit %v), %v; want %s limit %v", g.text, r, r.Limit(), err, g.metric, g.limit)
 		}
 	}

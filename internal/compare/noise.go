@@ -6,6 +6,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/stats"
 )
 
@@ -18,7 +19,7 @@ type Noise struct {
 	Kind string `json:"kind"` // run (its A/A twin) or loads
 	// Pairs is the number of A/A pairs; each metric's DF is at most that.
 	Pairs   int           `json:"pairs"`
-	Spreads []NoiseSpread `json:"spreads"` // in Metrics order
+	Spreads []NoiseSpread `json:"spreads"` // in summarymetric.All's order
 	Notes   []string      `json:"notes,omitempty"`
 }
 
@@ -101,27 +102,25 @@ func twinNoise(dir string) (*Noise, error) {
 // single step lacks.
 func newNoise(dir, kind string, pairs [][2]metrics.Summary, notes []string) *Noise {
 	n := &Noise{Dir: dir, Kind: kind, Pairs: len(pairs), Notes: notes}
-	for _, m := range Metrics {
+	for _, d := range summarymetric.All {
 		var vs [][2]float64
 		for _, p := range pairs {
-			a, b := runValue(p[0], m), runValue(p[1], m)
+			a, b := d.Of(p[0]), d.Of(p[1])
 			if !math.IsNaN(a) && !math.IsNaN(b) {
 				vs = append(vs, [2]float64{a, b})
 			}
 		}
-		s, scale := stats.LogSpread(vs), "log"
-		if m == "errors" {
-			s, scale = stats.DiffSpread(vs), "value"
-		}
-		n.Spreads = append(n.Spreads, NoiseSpread{Metric: m, Scale: scale, Sigma: Num(s.Sigma), Lo: Num(s.Lo), Hi: Num(s.Hi), DF: s.DF})
+		cs := byChange[d.Change]
+		s := cs.pairs(vs)
+		n.Spreads = append(n.Spreads, NoiseSpread{Metric: d.Name, Scale: cs.scaleName, Sigma: Num(s.Sigma), Lo: Num(s.Lo), Hi: Num(s.Hi), DF: s.DF})
 	}
 	return n
 }
 
-// spread is one metric's spread; NaN when the model lacks it.
-func (n *Noise) spread(metric string) stats.Spread {
+// spread is one figure's spread; NaN when the model lacks it.
+func (n *Noise) spread(d summarymetric.Descriptor) stats.Spread {
 	for _, s := range n.Spreads {
-		if s.Metric == metric {
+		if s.Metric == d.Name {
 			return stats.Spread{Sigma: float64(s.Sigma), Lo: float64(s.Lo), Hi: float64(s.Hi), DF: s.DF}
 		}
 	}

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 )
 
 // Rule is one --fail-if condition: NEW worse than BASE by more than a
@@ -16,13 +17,28 @@ import (
 //	throughput<-5%                            throughput down by more than 5%: interval entirely below 0.95
 //	errors>+1%                                error rate up by more than 1 percentage point: NEW − BASE interval entirely above 0.01
 //
-// The sign may be left out (p99>10%, throughput<5%); a sign against the
-// direction in which the metric gets worse is refused, so a rule cannot
-// silently fail builds that got faster.
+// Any figure of summarymetric.All may be gated, written the way it gets
+// worse. The sign may be left out (p99>10%, throughput<5%); a sign against
+// the direction in which the figure gets worse is refused, so a rule
+// cannot silently fail builds that got faster.
 type Rule struct {
-	Text    string  // as given
-	Metric  string  // one of Metrics
+	Text    string // as given
+	Metric  summarymetric.Descriptor
 	Percent float64 // signed margin: +10 for p99>+10%, −5 for throughput<-5%
+}
+
+// syntax is how a rule is written and its breach told, for a figure that
+// gets worse going one way.
+type syntax struct {
+	op, sign string // '>' and '+' for p99>+10%
+	going    string // the way the figure gets worse
+	bound    string // the end of the interval that must lie past the limit
+	past     string // where it lies when it does
+}
+
+var ruleSyntax = map[summarymetric.Direction]syntax{
+	summarymetric.Up:   {op: ">", sign: "+", going: "up", bound: "lower", past: "above"},
+	summarymetric.Down: {op: "<", sign: "-", going: "down", bound: "upper", past: "below"},
 }
 
 var ruleRE = regexp.MustCompile(`^\s*([a-z0-9]+)\s*([<>])\s*([+-]?)\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
@@ -32,52 +48,74 @@ var ruleRE = regexp.MustCompile(`^\s*([a-z0-9]+)\s*([<>])\s*([+-]?)\s*([0-9]+(?:
 func ParseRule(text string) (Rule, error) {
 	m := ruleRE.FindStringSubmatch(text)
 	if m == nil {
-		return Rule{}, usagef("--fail-if %q: want METRIC>+X%% (p50, p90, p99, mean, errors) or throughput<-X%%, e.g. 'p99>+10%%'", text)
+		return Rule{}, usagef("--fail-if %q: want %s, e.g. 'p99>+10%%'", text, ruleForms())
 	}
-	metric, op, sign := m[1], m[2], m[3]
-	if !slices.Contains(Metrics, metric) {
-		return Rule{}, usagef("--fail-if %q: unknown metric %q: want p50, p90, p99, mean, throughput or errors", text, metric)
+	name, op, sign := m[1], m[2], m[3]
+	d, ok := summarymetric.Named(name)
+	if !ok {
+		return Rule{}, usagef("--fail-if %q: unknown metric %q: want %s", text, name, figureNames())
 	}
 	pct, err := strconv.ParseFloat(m[4], 64)
 	if err != nil || math.IsInf(pct, 0) {
 		return Rule{}, usagef("--fail-if %q: %q is not a percentage", text, m[4])
 	}
-	worse := ">"
-	if metric == "throughput" {
-		worse = "<"
-	}
-	if op != worse || (op == ">" && sign == "-") || (op == "<" && sign == "+") {
-		if metric == "throughput" {
-			return Rule{}, usagef("--fail-if %q: throughput gets worse by going down: write e.g. 'throughput<-%s%%'", text, m[4])
-		}
-		return Rule{}, usagef("--fail-if %q: %s gets worse by going up: write e.g. '%s>+%s%%'", text, metric, metric, m[4])
+	syn := ruleSyntax[d.Worse]
+	if op != syn.op || (sign != "" && sign != syn.sign) {
+		return Rule{}, usagef("--fail-if %q: %s gets worse by going %s: write e.g. '%s%s%s%s%%'", text, name, syn.going, name, syn.op, syn.sign, m[4])
 	}
 	if op == "<" {
 		pct = -pct
 	}
-	if metric == "errors" && pct > 100 {
-		return Rule{}, usagef("--fail-if %q: an error rate cannot grow by more than 100 percentage points", text)
+	r := Rule{Text: strings.TrimSpace(text), Metric: d, Percent: pct}
+	// A limit the change cannot reach is a rule that can never fail.
+	switch limit, rng := r.Limit(), d.ChangeRange(); {
+	case d.Change == summarymetric.Ratio && limit <= rng.Lo:
+		return Rule{}, usagef("--fail-if %q: %s cannot fall by 100%% or more", text, name)
+	case limit < rng.Lo || limit > rng.Hi: // a difference of shares
+		return Rule{}, usagef("--fail-if %q: %s cannot move by more than %s percentage points", text, name, strconv.FormatFloat(100*rng.Hi, 'f', -1, 64))
 	}
-	if metric == "throughput" && pct <= -100 {
-		return Rule{}, usagef("--fail-if %q: throughput cannot fall by 100%% or more", text)
+	return r, nil
+}
+
+// ruleForms says how rules are written, figure by figure: "METRIC>+X%
+// (p50, …) or METRIC<-X% (throughput)".
+func ruleForms() string {
+	var forms []string
+	for _, dir := range []summarymetric.Direction{summarymetric.Up, summarymetric.Down} {
+		var names []string
+		for _, d := range summarymetric.All {
+			if d.Worse == dir {
+				names = append(names, d.Name)
+			}
+		}
+		if len(names) > 0 {
+			syn := ruleSyntax[dir]
+			forms = append(forms, fmt.Sprintf("METRIC%s%sX%% (%s)", syn.op, syn.sign, strings.Join(names, ", ")))
+		}
 	}
-	return Rule{Text: strings.TrimSpace(text), Metric: metric, Percent: pct}, nil
+	return strings.Join(forms, " or ")
+}
+
+// figureNames lists the figures' names: "p50, p90, … or errors".
+func figureNames() string {
+	names := make([]string, len(summarymetric.All))
+	for i, d := range summarymetric.All {
+		names[i] = d.Name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // Limit is the value the interval must lie entirely beyond: a NEW/BASE
-// ratio (1.10 for +10%, 0.95 for −5%), or for errors a difference of
-// shares (0.01 for +1%).
+// ratio (1.10 for +10%, 0.95 for −5%), or for a difference (errors) a
+// difference of shares (0.01 for +1%).
 func (r Rule) Limit() float64 {
-	if r.Metric == "errors" {
-		return r.Percent / 100
-	}
-	return 1 + r.Percent/100
+	return r.Metric.Change.Neutral() + r.Percent/100
 }
 
 // bound is the end of m's interval at the given (two-sided) level that
-// must lie past the limit: the lower end where the metric gets worse by
-// going up, the upper for throughput. Not ok when the interval is
-// unknown or unbounded: that test cannot fail.
+// must lie past the limit: the lower end where the figure gets worse by
+// going up, the upper where it gets worse going down. Not ok when the
+// interval is unknown or unbounded: that test cannot fail.
 func (r Rule) bound(m *MetricResult, level float64) (b float64, ok bool) {
 	if m.ci == nil {
 		return math.NaN(), false
@@ -86,7 +124,7 @@ func (r Rule) bound(m *MetricResult, level float64) (b float64, ok bool) {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return math.NaN(), false
 	}
-	if r.Metric == "throughput" {
+	if r.Metric.Worse == summarymetric.Down {
 		return hi, true
 	}
 	return lo, true
@@ -95,7 +133,7 @@ func (r Rule) bound(m *MetricResult, level float64) (b float64, ok bool) {
 // past reports whether a bound lies past the rule's limit on the worse
 // side.
 func (r Rule) past(bound float64) bool {
-	if r.Metric == "throughput" {
+	if r.Metric.Worse == summarymetric.Down {
 		return bound < r.Limit()
 	}
 	return bound > r.Limit()
@@ -142,6 +180,7 @@ type RuleResult struct {
 	BaseRuns int    `json:"base_runs"`
 	NewRuns  int    `json:"new_runs"`
 	label    string
+	figure   summarymetric.Descriptor
 }
 
 // Apply tests every rule on every comparison as Gate says, records the
@@ -161,7 +200,7 @@ func (r *Report) Apply(rules []Rule) error {
 	for _, rule := range rules {
 		for i := range r.Comparisons {
 			c := &r.Comparisons[i]
-			m := c.Metric(rule.Metric)
+			m := c.Metric(rule.Metric.Name)
 			if m == nil {
 				continue
 			}
@@ -181,8 +220,9 @@ func (r *Report) Apply(rules []Rule) error {
 	// at 1 − 2α/k.
 	twoSided := 1 - 2*alpha/k
 	for _, t := range tests {
-		res := RuleResult{Rule: t.rule.Text, Step: t.c.Step, Variant: t.c.Variant, Metric: t.rule.Metric, Limit: Num(t.rule.Limit()),
-			Estimate: t.m.Estimate, Lo: t.m.Lo, Hi: t.m.Hi, Method: t.c.Method, BaseRuns: t.c.BaseRuns, NewRuns: t.c.NewRuns, label: t.c.Label()}
+		res := RuleResult{Rule: t.rule.Text, Step: t.c.Step, Variant: t.c.Variant, Metric: t.rule.Metric.Name, Limit: Num(t.rule.Limit()),
+			Estimate: t.m.Estimate, Lo: t.m.Lo, Hi: t.m.Hi, Method: t.c.Method, BaseRuns: t.c.BaseRuns, NewRuns: t.c.NewRuns,
+			label: t.c.Label(), figure: t.rule.Metric}
 		b, ok := t.rule.bound(t.m, twoSided)
 		res.Bound, res.Unknown, res.Breached = Num(b), !ok, ok && t.rule.past(b)
 		if res.Unknown {
@@ -208,12 +248,8 @@ func (r *Report) Breaches() []string {
 }
 
 func (res RuleResult) describe(level float64, g *Gate) string {
-	side, where := "lower", "above"
-	if res.Metric == "throughput" {
-		side, where = "upper", "below"
-	}
-	diff := res.Metric == "errors"
-	change, ci, bound, limit := changeText(diff, res.Estimate), ciText(diff, res.Lo, res.Hi), changeText(diff, res.Bound), changeText(diff, res.Limit)
+	syn, c := ruleSyntax[res.figure.Worse], res.figure.Change
+	change, ci, bound, limit := changeText(c, res.Estimate), ciText(c, res.Lo, res.Hi), changeText(c, res.Bound), changeText(c, res.Limit)
 	return fmt.Sprintf("%s: %s: %s %s (%s%% CI %s); one-sided %s%% %s bound %s %s %s (Bonferroni over %d test%s; %d vs %d runs)",
-		res.Rule, res.label, res.Metric, change, pct(level), ci, pct(g.TestLevel), side, bound, where, limit, g.Tests, plural(g.Tests), res.BaseRuns, res.NewRuns)
+		res.Rule, res.label, res.Metric, change, pct(level), ci, pct(g.TestLevel), syn.bound, bound, syn.past, limit, g.Tests, plural(g.Tests), res.BaseRuns, res.NewRuns)
 }

@@ -4,18 +4,28 @@
 // from the runs when there are several (the run is the unit of
 // replication) and from a block bootstrap over time within the run when
 // there is one. It is what msbench compare prints.
+//
+// # Figures are data
+//
+// What is compared are the figures of summarymetric.All, each a
+// descriptor: compare reads a figure's unit, the way it gets worse and how
+// its change is taken (NEW/BASE or NEW − BASE) from there, and never
+// branches on a figure's name, so a figure added to the table is
+// compared, bootstrapped from records, gated by --fail-if and printed with
+// no edit here. What compare keeps is what depends on a kind, not on a
+// figure: the statistics of each kind of change (byChange), the syntax of
+// a rule for each direction (ruleSyntax) and the printing of each unit.
+// Records are read through internal/records' projection (records.Outcome),
+// the one declaration of the file's schema.
 package compare
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/metrics"
@@ -213,51 +223,4 @@ func cellList(s *Source) string {
 		labels = append(labels, c.Label())
 	}
 	return fmt.Sprint(labels)
-}
-
-// row is the part of a records.parquet row that compare reads; the
-// Parquet reader converts the file's rows to it, skipping the other
-// columns (Server-Timing lists above all).
-type row struct {
-	Seq       int64   `parquet:"seq"`
-	Intended  int64   `parquet:"intended,timestamp(nanosecond)"`
-	LatencyMs float64 `parquet:"latency_ms"`
-	Error     string  `parquet:"error,dict"`
-}
-
-// readRows reads a step's records, in batches.
-func readRows(dir results.StepDir) (rows []row, err error) {
-	path := dir.RecordsPath()
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("records %s: %w", path, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("records %s: %w", path, err)
-	}
-	defer func() {
-		if p := recover(); p != nil { // the reader panics on a schema it cannot convert
-			err = fmt.Errorf("records %s: %v", path, p)
-		}
-	}()
-	r := parquet.NewGenericReader[row](pf)
-	defer r.Close()
-	rows = make([]row, 0, pf.NumRows())
-	buf := make([]row, 8192)
-	for {
-		n, err := r.Read(buf)
-		rows = append(rows, buf[:n]...)
-		if errors.Is(err, io.EOF) {
-			return rows, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("records %s: %w", path, err)
-		}
-	}
 }

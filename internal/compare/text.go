@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 )
 
 // WriteText prints the report as a table per compared step and variant,
@@ -38,8 +40,7 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "\n%s — %s: %s\n", c.Label(), c.Method, c.MethodDetail)
 		rows := [][]string{{"metric", "BASE", "NEW", "NEW/BASE", pct(r.Level) + "% CI", "n", "verdict"}}
 		for _, m := range c.Metrics {
-			diff := m.Change == "difference"
-			change, ci := changeText(diff, m.Estimate), ciText(diff, m.Lo, m.Hi)
+			change, ci := changeText(m.Change, m.Estimate), ciText(m.Change, m.Lo, m.Hi)
 			if math.IsNaN(float64(m.Lo)) {
 				ci = "–"
 			}
@@ -94,14 +95,13 @@ func WriteText(w io.Writer, r *Report) error {
 	return err
 }
 
+// metricLabel names a figure with its unit, except a share, whose values
+// are printed as percentages.
 func metricLabel(m MetricResult) string {
-	switch m.Unit {
-	case "ms":
-		return m.Metric + " ms"
-	case "req/s":
-		return m.Metric + " req/s"
+	if m.Unit == summarymetric.Share {
+		return m.Metric
 	}
-	return m.Metric
+	return m.Metric + " " + string(m.Unit)
 }
 
 func nUnit(u string) string {
@@ -119,7 +119,7 @@ func nUnit(u string) string {
 func value(m MetricResult, x Num) string {
 	f := float64(x)
 	switch {
-	case m.Unit == "share":
+	case m.Unit == summarymetric.Share:
 		return percent(f, 2, "%")
 	case math.IsNaN(f):
 		return "–"
@@ -144,18 +144,18 @@ func sig4(x float64) string {
 	return strconv.FormatFloat(x, 'f', decimals, 64)
 }
 
-// changeText prints NEW/BASE as a ratio, or NEW − BASE in points when
-// diff.
-func changeText(diff bool, x Num) string {
-	if diff {
+// changeText prints NEW/BASE as a ratio, or NEW − BASE in points for a
+// difference.
+func changeText(c summarymetric.Change, x Num) string {
+	if c == summarymetric.Difference {
 		return points(float64(x))
 	}
 	return ratio3(float64(x)) + "×"
 }
 
 // ciText prints an interval as changeText prints its ends.
-func ciText(diff bool, lo, hi Num) string {
-	if diff {
+func ciText(c summarymetric.Change, lo, hi Num) string {
+	if c == summarymetric.Difference {
 		return points(float64(lo)) + " to " + points(float64(hi))
 	}
 	return ratio3(float64(lo)) + "–" + ratio3(float64(hi)) + "×"
