@@ -13,11 +13,10 @@ import (
 
 const css = `body{font-family:"Liberation Sans",Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc;padding-bottom:.2em}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}caption{caption-side:bottom;text-align:left;font-size:.85em;color:#555;padding-top:.3em}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right}caption{caption-side:bottom;text-align:left;font-size:.85em;color:#555;padding-top:.3em}
 figure{margin:1.5em 0}figcaption{font-size:.85em;color:#555}.meta{color:#555;font-size:.9em}
-.v-reproduced{color:#0a6e31;font-weight:bold}.v-not-reproduced{color:#b3261e;font-weight:bold}.v-inconclusive{color:#7a5a00;font-weight:bold}
-td.claim,td.why{text-align:left}`
+.v-reproduced{color:#0a6e31;font-weight:bold}.v-not-reproduced{color:#b3261e;font-weight:bold}.v-inconclusive{color:#7a5a00;font-weight:bold}`
 
 func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 	var b bytes.Buffer
@@ -57,7 +56,11 @@ func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 			for _, r := range t.Rows {
 				fmt.Fprint(&b, "<tr>")
 				for _, c := range r {
-					fmt.Fprintf(&b, "<td>%s</td>", esc(c))
+					if numeric(c) {
+						fmt.Fprintf(&b, "<td class=\"num\">%s</td>", esc(c))
+					} else {
+						fmt.Fprintf(&b, "<td>%s</td>", esc(c))
+					}
 				}
 				fmt.Fprint(&b, "</tr>\n")
 			}
@@ -119,6 +122,17 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// numeric reports whether a cell reads as a figure ("1.08 (0.93–1.25)",
+// "−3%", "≈ 4 ms", "–" for none): figures line up on the right, words on
+// the left.
+func numeric(cell string) bool {
+	c := strings.TrimLeft(strings.TrimSpace(cell), "+-−≈~<>≤≥ ")
+	if c == "" || c == "–" {
+		return cell != ""
+	}
+	return c[0] >= '0' && c[0] <= '9' || c[0] == '.'
 }
 
 // claimsTableHead opens a table of judged claims, with a first column

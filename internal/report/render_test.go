@@ -54,3 +54,27 @@ func TestMarkdownEscapesStudyText(t *testing.T) {
 func columns(row string) int {
 	return strings.Count(row, "|") - strings.Count(row, `\|`) - 1
 }
+
+// Figures line up on the right, words on the left, whichever column they
+// are in.
+func TestNumericCells(t *testing.T) {
+	for cell, want := range map[string]bool{
+		"1.08 (0.93–1.25)": true,
+		"−3%":              true,
+		"+12.5%":           true,
+		"≈ 4 ms":           true,
+		"< 1":              true,
+		".5":               true,
+		"–":                true,
+		"":                 false,
+		"inproc/redis":     false,
+		"users-50":         false,
+		"yes":              false,
+		"27 in 3 repetition(s), 6 degrees of freedom": true,
+		"p50 ratio": false,
+	} {
+		if got := numeric(cell); got != want {
+			t.Errorf("numeric(%q) = %v, want %v", cell, got, want)
+		}
+	}
+}
