@@ -26,7 +26,7 @@ type noiseMark struct {
 }
 
 // markNoise reads the marks; d may be nil (no deployment).
-func markNoise(d *deployment) noiseMark {
+func markNoise(d *Deployment) noiseMark {
 	m := noiseMark{at: time.Now(), ownCPUS: selfCPU(), untracked: d.untrackedCPU()}
 	m.machine, m.err = resources.ReadMachineCPU()
 	return m
@@ -35,7 +35,7 @@ func markNoise(d *deployment) noiseMark {
 // untrackedCPU is the CPU so far of each dependency process (with its
 // descendants) that the accountant does not track: those a restart event
 // started, which are the run's, not foreign. Keyed by pid and start time.
-func (d *deployment) untrackedCPU() map[[2]uint64]float64 {
+func (d *Deployment) untrackedCPU() map[[2]uint64]float64 {
 	out := map[[2]uint64]float64{}
 	if d == nil {
 		return out

@@ -13,7 +13,7 @@ import (
 
 // runEvents carries out a step's events at their times from start, until
 // they are done or ctx ends (the load finished first).
-func runEvents(ctx context.Context, events []*study.Event, dep *deployment, baseURL string, start time.Time) []results.EventRecord {
+func runEvents(ctx context.Context, events []*study.Event, dep *Deployment, baseURL string, start time.Time) []results.EventRecord {
 	sorted := slices.Clone(events)
 	slices.SortStableFunc(sorted, func(a, b *study.Event) int { return int(a.At - b.At) })
 	var out []results.EventRecord
@@ -43,7 +43,7 @@ func runEvents(ctx context.Context, events []*study.Event, dep *deployment, base
 
 // eventRequest sends a request (a mutation, say) and keeps the answer's
 // status and headers, which carry what the service says it changed.
-func eventRequest(ctx context.Context, t *study.Target, dep *deployment, baseURL string) (int, map[string]string, error) {
+func eventRequest(ctx context.Context, t *study.Target, dep *Deployment, baseURL string) (int, map[string]string, error) {
 	lt, err := loadTarget(t, baseURL, dep.values)
 	if err != nil {
 		return 0, nil, err
@@ -69,26 +69,40 @@ func eventRequest(ctx context.Context, t *study.Target, dep *deployment, baseURL
 
 // fault kills, pauses, resumes or restarts a service or dependency, or
 // injects a fault into a link.
-func fault(ctx context.Context, ev *study.Event, dep *deployment) error {
+func fault(ctx context.Context, ev *study.Event, dep *Deployment) error {
 	if ev.Action == "link" {
 		return dep.linkFault(ev)
 	}
-	targets := dep.instancesOf(ev.Target)
-	if ev.Action == "restart" {
-		if d := dep.dependency(ev.Target); d != nil {
-			return dep.restartDependency(ctx, d)
+	return dep.act(ctx, ev.Action, ev.Target)
+}
+
+// The actions of events on a service or dependency, as the study file
+// spells them.
+const (
+	actKill    = "kill"
+	actPause   = "pause"
+	actResume  = "resume"
+	actRestart = "restart"
+)
+
+// act kills, pauses, resumes or restarts every instance of a service or
+// dependency.
+func (d *Deployment) act(ctx context.Context, action, target string) error {
+	if action == actRestart {
+		if dep := d.dependency(target); dep != nil {
+			return d.restartDependency(ctx, dep)
 		}
-		return dep.restartService(ctx, ev.Target)
+		return d.restartService(ctx, target)
 	}
 	var errs []error
-	for _, in := range targets {
+	for _, in := range d.instancesOf(target) {
 		in.faulted = true
-		switch ev.Action {
-		case "kill":
+		switch action {
+		case actKill:
 			errs = append(errs, in.proc.Kill())
-		case "pause":
+		case actPause:
 			errs = append(errs, in.proc.Pause())
-		case "resume":
+		case actResume:
 			errs = append(errs, in.proc.Resume())
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 // sendHooks sends each hook to every instance of its service and returns
 // the answers by hook name.
-func sendHooks(ctx context.Context, hooks []*study.Target, dep *deployment, loadService string) (results.Collected, error) {
+func sendHooks(ctx context.Context, hooks []*study.Target, dep *Deployment, loadService string) (results.Collected, error) {
 	out := results.Collected{}
 	for _, h := range hooks {
 		service := h.Service

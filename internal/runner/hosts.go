@@ -13,7 +13,8 @@ import (
 
 // startHosts makes the study's emulated hosts, if it has any, before
 // anything is started on them.
-func (d *deployment) startHosts(ctx context.Context, c deployConfig) error {
+func (d *Deployment) startHosts(ctx context.Context, _ map[string]string) error {
+	c := d.cfg
 	if len(c.study.Hosts) == 0 {
 		return nil
 	}
@@ -33,7 +34,7 @@ func (d *deployment) startHosts(ctx context.Context, c deployConfig) error {
 }
 
 // host is the emulated host service runs on, or nil.
-func (d *deployment) host(c deployConfig, service string) *hosts.Host {
+func (d *Deployment) host(c deployConfig, service string) *hosts.Host {
 	if d.network == nil {
 		return nil
 	}
@@ -46,7 +47,7 @@ func (d *deployment) host(c deployConfig, service string) *hosts.Host {
 // listenHost is where msbench's side listens for what services must
 // reach: the link proxies and the dependencies' forwarders. On hosts,
 // msbench's 127.0.0.1 is not theirs.
-func (d *deployment) listenHost() string {
+func (d *Deployment) listenHost() string {
 	if d.network != nil {
 		return d.network.Lab.String()
 	}
@@ -56,12 +57,12 @@ func (d *deployment) listenHost() string {
 // startForwards puts a plain proxy on msbench's side of the hosts'
 // bridge in front of every dependency: the dependencies listen on
 // msbench's 127.0.0.1, which no host reaches.
-func (d *deployment) startForwards(c deployConfig) error {
+func (d *Deployment) startForwards(context.Context, map[string]string) error {
 	if d.network == nil {
 		return nil
 	}
 	for _, dep := range d.deps {
-		p, err := startProxy(c, d.listenHost(), "hosts>"+dep.Name, dep.Addr, links.Spec{})
+		p, err := startProxy(d.cfg, d.listenHost(), "hosts>"+dep.Name, dep.Addr, links.Spec{})
 		if err != nil {
 			return fmt.Errorf("deploy: forward to %s: %w", dep.Name, err)
 		}
@@ -71,7 +72,7 @@ func (d *deployment) startForwards(c deployConfig) error {
 }
 
 // forward is the forwarder to the dependency at addr, or nil.
-func (d *deployment) forward(addr string) *links.Proxy {
+func (d *Deployment) forward(addr string) *links.Proxy {
 	for _, p := range d.forwards {
 		if p.Upstream() == addr {
 			return p
@@ -80,23 +81,28 @@ func (d *deployment) forward(addr string) *links.Proxy {
 	return nil
 }
 
-// stopHosts stops the forwarders and removes the hosts, once nothing runs
-// on them.
-func (d *deployment) stopHosts() error {
+// stopForwards stops the forwarders, once nothing on the hosts uses them.
+func (d *Deployment) stopForwards() error {
 	var errs []error
 	for _, p := range d.forwards {
 		errs = append(errs, p.Stop())
 	}
 	d.forwards = nil
-	if d.network != nil {
-		errs = append(errs, d.network.Close())
-		d.network = nil
-	}
 	return errors.Join(errs...)
 }
 
+// stopHosts removes the hosts, once nothing runs on them.
+func (d *Deployment) stopHosts() error {
+	if d.network == nil {
+		return nil
+	}
+	err := d.network.Close()
+	d.network = nil
+	return err
+}
+
 // hostSettings describes the deployment's hosts for startup.json.
-func (d *deployment) hostSettings() []results.HostSetting {
+func (d *Deployment) hostSettings() []results.HostSetting {
 	if d.network == nil {
 		return nil
 	}

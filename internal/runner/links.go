@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,14 +41,15 @@ const linkPortTries = 5
 
 // startLinks starts a proxy for every link of the study, with the
 // variant's settings, before the services that will be told to use them;
-// addrs are the services' chosen addresses, and the dependencies run.
-func (d *deployment) startLinks(c deployConfig, values map[string]string, addrs map[string][]string) error {
+// the services' addresses are chosen, and the dependencies run.
+func (d *Deployment) startLinks(_ context.Context, values map[string]string) error {
+	c := d.cfg
 	for _, l := range c.study.Links {
 		spec, err := l.Spec(values)
 		if err != nil {
 			return fmt.Errorf("deploy: %w", err)
 		}
-		e := &edge{link: l, spec: spec, real: addrs[l.To]}
+		e := &edge{link: l, spec: spec, real: d.addrs[l.To]}
 		if dep := d.dependency(l.To); dep != nil {
 			e.real = []string{dep.Addr}
 		}
@@ -89,7 +91,7 @@ func startProxy(c deployConfig, host, name, upstream string, spec links.Spec) (*
 // link's proxies instead (a dependency's url and dsn with the proxy's
 // host:port), and so do axis attributes that name them. On an emulated
 // host, a dependency without a link is reached through its forwarder.
-func (d *deployment) linkValues(c deployConfig, service string, shared map[string]string) map[string]string {
+func (d *Deployment) linkValues(c deployConfig, service string, shared map[string]string) map[string]string {
 	var out map[string]string
 	own := func() {
 		if out == nil {
@@ -149,7 +151,7 @@ func depThrough(values map[string]string, dep *deps.Instance, addr string) {
 
 // loadAddr is where the load's requests to service go: through the
 // generator's link when the study has one.
-func (d *deployment) loadAddr(service string) string {
+func (d *Deployment) loadAddr(service string) string {
 	for _, e := range d.links {
 		if e.link.From == study.Generator && e.link.To == service {
 			return e.proxies[0].Addr()
@@ -160,7 +162,7 @@ func (d *deployment) loadAddr(service string) string {
 
 // linkFault injects an event's fault into every proxy of its link, or
 // clears it.
-func (d *deployment) linkFault(ev *study.Event) error {
+func (d *Deployment) linkFault(ev *study.Event) error {
 	for _, e := range d.links {
 		if e.link.Name() != ev.Target {
 			continue
@@ -175,7 +177,7 @@ func (d *deployment) linkFault(ev *study.Event) error {
 }
 
 // stopLinks closes every proxy and its connections.
-func (d *deployment) stopLinks() error {
+func (d *Deployment) stopLinks() error {
 	var errs []error
 	for _, e := range d.links {
 		for _, p := range e.proxies {
@@ -187,7 +189,7 @@ func (d *deployment) stopLinks() error {
 }
 
 // linkSettings describes the deployment's links for startup.json.
-func (d *deployment) linkSettings() []results.LinkSetting {
+func (d *Deployment) linkSettings() []results.LinkSetting {
 	var out []results.LinkSetting
 	for _, e := range d.links {
 		out = append(out, results.LinkSetting{

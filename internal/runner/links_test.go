@@ -182,11 +182,13 @@ load: {service: gateway, steps: [{name: s, requests: 1, targets: [{path: /}]}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &deployment{deps: []*deps.Instance{{Name: "db", Addr: "127.0.0.1:5432", Values: map[string]string{
+	d := &Deployment{deps: []*deps.Instance{{Name: "db", Addr: "127.0.0.1:5432", Values: map[string]string{
 		"addr": "127.0.0.1:5432", "host": "127.0.0.1", "port": "5432", "password": "pw",
 		"url": "postgres://msbench:pw@127.0.0.1:5432/msbench?sslmode=disable",
 	}}}}
 	c := deployConfig{study: s, variant: s.Matrix()[0], ports: &proc.PortAllocator{}, progress: t.Logf}
+	d.cfg = c
+	d.addrs = map[string][]string{"rpc": {"127.0.0.1:1001", "127.0.0.1:1002"}}
 	values := map[string]string{
 		"service.rpc.addr": "127.0.0.1:1001", "service.rpc.addrs": "127.0.0.1:1001,127.0.0.1:1002", "service.rpc.port": "1001",
 		"impl": "a", "impl.cmd": "gw 127.0.0.1:1001,127.0.0.1:1002 5432",
@@ -194,7 +196,7 @@ load: {service: gateway, steps: [{name: s, requests: 1, targets: [{path: /}]}]}
 	for k, v := range d.deps[0].Values {
 		values["dep.db."+k] = v
 	}
-	if err := d.startLinks(c, values, map[string][]string{"rpc": {"127.0.0.1:1001", "127.0.0.1:1002"}}); err != nil {
+	if err := d.startLinks(context.Background(), values); err != nil {
 		t.Fatal(err)
 	}
 	defer d.stopLinks()

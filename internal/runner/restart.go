@@ -16,7 +16,7 @@ import (
 // instance, a paused one, or a running one, which is SIGKILLed: a restart
 // event stands for a crash and its recovery). It returns once each is
 // ready again.
-func (d *deployment) restartService(ctx context.Context, name string) error {
+func (d *Deployment) restartService(ctx context.Context, name string) error {
 	var errs []error
 	for _, old := range d.instancesOf(name) {
 		if old.dep || old.svc == nil {
@@ -27,7 +27,7 @@ func (d *deployment) restartService(ctx context.Context, name string) error {
 	return errors.Join(errs...)
 }
 
-func (d *deployment) restartInstance(ctx context.Context, old *instance) error {
+func (d *Deployment) restartInstance(ctx context.Context, old *instance) error {
 	// What the old process used counts for the step: carried into the
 	// new one's accounting, read before its cgroup goes.
 	carried, err := old.tracked.Usage()
@@ -84,7 +84,7 @@ func (c *carriedTracked) ResetPeak() error {
 // restartDependency restarts a dependency (deps.Instance.RestartEach) and
 // accounts its new processes in place of the old ones from the moment each
 // runs, their CPU over the step carried over as a restarted service's is.
-func (d *deployment) restartDependency(ctx context.Context, dep *deps.Instance) error {
+func (d *Deployment) restartDependency(ctx context.Context, dep *deps.Instance) error {
 	olds := d.instancesOf(dep.Name)
 	carried := make([]resources.Usage, len(olds))
 	for i, old := range olds {

@@ -2,6 +2,13 @@
 // with fresh ports for every variant, verifies them, drives each load step
 // through the load engine, accounts CPU and memory, and writes everything
 // into a results directory as it goes.
+//
+// A variant is deployed through a Lab (lab.go), the run's share of the
+// machine; a Deployment is its lab features as modules, started in
+// dependency order and stopped in reverse, always (modules.go). The API
+// tests deploy through the same Lab (deploytest), so that there is one way
+// to start a study's services; docs/backends.md says why, and what the
+// next backend implements.
 package runner
 
 import (
@@ -9,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,15 +24,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/msbench/msbench/internal/build"
 	"github.com/msbench/msbench/internal/claims"
-	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/placement"
-	"github.com/msbench/msbench/internal/proc"
-	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
-	"github.com/msbench/msbench/internal/tokens"
 )
 
 // ErrInterrupted reports a run stopped by its context; what was measured
@@ -52,23 +55,20 @@ type Options struct {
 }
 
 type runner struct {
-	opts   Options
-	study  *study.Study
-	run    *results.Run
-	prov   results.Provenance
-	acct   resources.Accountant
-	ports  proc.PortAllocator
-	values map[string]string
-	tmp    string
-	start  time.Time
-	order  [][]study.Variant // per repetition, from 1
-	place  *cpuPlan
+	Lab   // every variant is deployed through it
+	opts  Options
+	study *study.Study
+	run   *results.Run
+	prov  results.Provenance
+	start time.Time
+	order [][]study.Variant // per repetition, from 1
 }
 
 // Run carries out the study and returns the run directory, which holds
 // whatever was measured even when an error is returned.
 func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 	r := &runner{opts: opts, study: s, start: time.Now()}
+	r.progress = r.logf
 	if err := r.open(ctx); err != nil {
 		return "", err
 	}
@@ -164,27 +164,12 @@ func (r *runner) open(ctx context.Context) error {
 	if was := r.prov.Placement; r.opts.Resume != "" && was != nil && was.Asked != r.place.asked {
 		return fmt.Errorf("resume %s: it began with placement %s, not %s (msbench run --no-placement resumes a run that began with it)", r.opts.Resume, was.Asked, r.place.asked)
 	}
-	r.acct, err = resources.New(filepath.Base(r.run.Dir))
-	if err != nil {
-		return fmt.Errorf("resource accounting: %w", err)
+	// A fresh token key per run and per resumption.
+	if err := r.Lab.open(r.study, filepath.Base(r.run.Dir), r.opts.Root, r.opts.DataDir); err != nil {
+		return err
 	}
 	r.place.cpuset = r.acct.Cpuset()
 	r.prov.ResourceMethod = r.acct.Method()
-	if r.tmp, err = newTempRoot(); err != nil {
-		return err
-	}
-	r.values = map[string]string{"root": r.opts.Root, "data": r.opts.DataDir}
-	// A fresh key per run (and per resumption): no token outlives the
-	// processes it was made for, and none is written to the run's files.
-	for _, spec := range r.study.Tokens {
-		m, err := tokens.Mint(spec, time.Now())
-		if err != nil {
-			return err
-		}
-		for k, v := range m.Values() {
-			r.values["tokens."+spec.Name+"."+k] = v
-		}
-	}
 	twin := ""
 	if t, ok := r.study.Twin(); ok {
 		twin = " + the A/A twin " + t.Key()
@@ -201,36 +186,20 @@ func (r *runner) open(ctx context.Context) error {
 }
 
 func (r *runner) close() {
-	if r.acct != nil {
-		if err := r.acct.Cleanup(); err != nil {
-			r.logf("warning: %v", err)
-		}
-	}
-	if r.tmp != "" && os.RemoveAll(r.tmp) == nil {
-		lease.Release(lease.Dir, r.tmp)
+	if err := r.Lab.Close(); err != nil {
+		r.logf("warning: %v", err)
 	}
 }
 
 func (r *runner) buildAll(ctx context.Context) error {
-	cache := &build.Cache{Root: r.opts.Root, Dir: r.opts.CacheDir, Vars: r.values}
-	for _, b := range r.study.Builds {
-		start := time.Now()
-		r.logf("build %s …", b.Name)
-		res, err := cache.Build(ctx, build.Spec{Name: b.Name, Dir: b.Dir, Command: b.Command, Ignore: b.Ignore})
-		if err != nil {
-			if ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			return err
+	hashes, err := r.Lab.build(ctx, r.study, r.opts.CacheDir)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
 		}
-		how := "built"
-		if res.Cached {
-			how = "cached"
-		}
-		r.logf("build %s: %s in %.1fs (%s)", b.Name, how, time.Since(start).Seconds(), res.Hash[:12])
-		r.values["build."+b.Name] = res.Dir
-		r.prov.Builds[b.Name] = res.Hash
+		return err
 	}
+	maps.Copy(r.prov.Builds, hashes)
 	return nil
 }
 
@@ -418,19 +387,9 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 // setup requests; the first bring-up of a variant also verifies every
 // target and records the start-up (a fresh one for a cold-cache step must
 // not warm anything).
-func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bool) (*deployment, error) {
+func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bool) (*Deployment, error) {
 	started := time.Now()
-	dep, err := deploy(ctx, deployConfig{
-		study:    r.study,
-		variant:  v,
-		values:   r.values,
-		logDir:   r.run.LogDir(rep, v.Key()),
-		ports:    &r.ports,
-		acct:     r.acct,
-		tmpRoot:  r.tmp,
-		progress: r.logf,
-		place:    r.place,
-	})
+	dep, err := r.Deploy(ctx, r.study, v, r.run.LogDir(rep, v.Key()))
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +421,7 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 
 // saveStartup writes how long each instance took to become ready and the
 // first requests the load's service answered, with their latencies.
-func (r *runner) saveStartup(rep int, v study.Variant, dep *deployment, target *instance, first *results.FirstRequests) error {
+func (r *runner) saveStartup(rep int, v study.Variant, dep *Deployment, target *instance, first *results.FirstRequests) error {
 	st := results.Startup{FirstRequests: first.Requests, Links: dep.linkSettings(), Hosts: dep.hostSettings()}
 	if len(st.Hosts) > 0 {
 		st.LabAddr = dep.listenHost()
@@ -501,16 +460,4 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// newTempRoot makes the run's private temporary directory, leased so that
-// the next msbench removes it if this one dies too hard to.
-func newTempRoot() (string, error) {
-	dir, err := os.MkdirTemp("", "msbench-run-")
-	if err != nil {
-		return "", fmt.Errorf("temporary directory: %w", err)
-	}
-	lease.Take(lease.Dir, dir)
-	// Services may run as other users (postgres), who must reach their dirs.
-	return dir, os.Chmod(dir, 0o755)
 }

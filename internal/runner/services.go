@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path"
@@ -42,15 +43,19 @@ type instance struct {
 	shared  map[string]string
 }
 
-// deployment is everything one variant runs: started in dependency order,
-// stopped in reverse, never outliving the runner.
-type deployment struct {
+// Deployment is everything one variant runs, on this machine: its modules
+// started in dependency order, stopped in reverse, never outliving the
+// runner (or the test) that deployed it. Its exported methods are those of
+// docs/backends.md's Deployment that the API tests need.
+type Deployment struct {
 	// ctx is the run's: once it is cancelled (Ctrl-C, SIGTERM), stopping
 	// gives in-flight requests a short grace instead of a clean shutdown in
 	// order.
 	ctx       context.Context
-	cfg       deployConfig      // what started it, for restarts
-	values    map[string]string // placeholders: builds, variant, services, dependencies, setup
+	cfg       deployConfig        // what started it, for restarts
+	modules   modules             // its lab features, in start order
+	values    map[string]string   // placeholders: builds, variant, services, dependencies, setup
+	addrs     map[string][]string // every replica's address, by service
 	group     proc.Group
 	deps      []*deps.Instance
 	instances []*instance
@@ -74,49 +79,65 @@ type deployConfig struct {
 	tmpRoot  string
 	progress func(format string, args ...any)
 	place    *cpuPlan // nil: nothing placed
+	// scope prefixes the names its processes are accounted under, unique
+	// among the deployments that share the accountant at once; "" for a
+	// run's, which come one after another.
+	scope string
 }
 
 // deploy starts every service of the study for one variant and waits until
 // each is ready. On error everything started so far is stopped.
-func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
-	d = &deployment{ctx: ctx, cfg: c, acct: c.acct, sampler: resources.NewSampler(0)}
-	d.tmp, err = os.MkdirTemp(c.tmpRoot, "svc-")
+func deploy(ctx context.Context, c deployConfig) (*Deployment, error) {
+	d := &Deployment{ctx: ctx, cfg: c, acct: c.acct, sampler: resources.NewSampler(0)}
+	values := map[string]string{}
+	maps.Copy(values, c.values)
+	maps.Copy(values, c.study.Placeholders(c.variant))
+	err := d.modules.start(ctx, values,
+		feature{d.makeWorkDir, d.removeWorkDir},
+		feature{d.startHosts, d.stopHosts},
+		feature{d.startDeps, d.stopDeps},
+		feature{d.startForwards, d.stopForwards},
+		// Ports are only chosen: what listens on them gives them back.
+		feature{d.chooseAddrs, func() error { return nil }},
+		feature{d.startLinks, d.stopLinks},
+		feature{d.startServices, d.stopServices},
+		feature{d.startSampler, d.stopSampler},
+	)
+	if err != nil {
+		// What failed to start says why; what failed to stop after it
+		// would bury that.
+		_ = d.stop()
+		return nil, err
+	}
+	d.values = values
+	return d, nil
+}
+
+// makeWorkDir makes the deployment's directory, where its services' and
+// dependencies' files go.
+func (d *Deployment) makeWorkDir(context.Context, map[string]string) error {
+	var err error
+	d.tmp, err = os.MkdirTemp(d.cfg.tmpRoot, "svc-")
 	if err == nil {
 		// Dependencies run as their own system users (postgres, mysql),
 		// who must reach their directories below this one.
 		err = os.Chmod(d.tmp, 0o755)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("deploy: %w", err)
+		return fmt.Errorf("deploy: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			d.stop()
-			d = nil
-		}
-	}()
-	values := map[string]string{}
-	for k, v := range c.values {
-		values[k] = v
-	}
+	return nil
+}
+
+func (d *Deployment) removeWorkDir() error { return os.RemoveAll(d.tmp) }
+
+// chooseAddrs chooses every service's addresses before anything starts,
+// so that a service can be told where one that starts after it will
+// listen, and publishes them as {service.NAME.addr|addrs|port}.
+func (d *Deployment) chooseAddrs(_ context.Context, values map[string]string) error {
+	c := d.cfg
 	axes := c.study.Placeholders(c.variant)
-	for k, v := range axes {
-		values[k] = v
-	}
-	if err := d.startHosts(ctx, c); err != nil {
-		return d, err
-	}
-	for _, dep := range c.study.Deps {
-		if err := d.startDep(ctx, c, dep, values); err != nil {
-			return d, err
-		}
-	}
-	if err := d.startForwards(c); err != nil {
-		return d, err
-	}
-	// Every address is chosen before anything starts, so a service can be
-	// told where one that starts after it will listen.
-	addrs := map[string][]string{}
+	d.addrs = map[string][]string{}
 	for _, svc := range c.study.Services {
 		if !svc.RunsIn(c.variant) {
 			continue
@@ -129,47 +150,74 @@ func deploy(ctx context.Context, c deployConfig) (d *deployment, err error) {
 		for range replicas {
 			port, err := c.ports.Next()
 			if err != nil {
-				return d, fmt.Errorf("deploy %s: %w", svc.Name, err)
+				return fmt.Errorf("deploy %s: %w", svc.Name, err)
 			}
 			host := "127.0.0.1"
 			if h := d.host(c, svc.Name); h != nil {
 				host = h.Addr.String()
 			}
-			addrs[svc.Name] = append(addrs[svc.Name], net.JoinHostPort(host, strconv.Itoa(port)))
+			d.addrs[svc.Name] = append(d.addrs[svc.Name], net.JoinHostPort(host, strconv.Itoa(port)))
 		}
-		values["service."+svc.Name+".addr"] = addrs[svc.Name][0]
-		values["service."+svc.Name+".addrs"] = strings.Join(addrs[svc.Name], ",")
-		_, port, _ := strings.Cut(addrs[svc.Name][0], ":")
+		values["service."+svc.Name+".addr"] = d.addrs[svc.Name][0]
+		values["service."+svc.Name+".addrs"] = strings.Join(d.addrs[svc.Name], ",")
+		_, port, _ := strings.Cut(d.addrs[svc.Name][0], ":")
 		values["service."+svc.Name+".port"] = port
 	}
 	// Axis attributes may name builds, services and dependencies, now known.
 	for k, v := range axes {
+		var err error
 		if values[k], err = placeholder.Expand(v, values); err != nil {
-			return d, fmt.Errorf("deploy: variant value %s: %w", k, err)
+			return fmt.Errorf("deploy: variant value %s: %w", k, err)
 		}
 	}
-	if err := d.startLinks(c, values, addrs); err != nil {
-		return d, err
-	}
-	// A service the variant leaves out (when:) has no address, so
-	// nothing is started for it.
+	return nil
+}
+
+// startServices starts every replica of every service the variant runs,
+// in the study's order; a service the variant leaves out (when:) has no
+// address, so nothing is started for it.
+func (d *Deployment) startServices(ctx context.Context, values map[string]string) error {
+	c := d.cfg
 	for _, svc := range c.study.StartOrder() {
-		for r, addr := range addrs[svc.Name] {
+		for r, addr := range d.addrs[svc.Name] {
 			inst, err := d.start(ctx, c, svc, r, addr, d.linkValues(c, svc.Name, values))
 			if err != nil {
-				return d, err
+				return err
 			}
 			c.progress("  started %s on %s", inst.name, inst.addr)
 		}
 	}
-	d.values = values
-	sctx, cancel := context.WithCancel(context.Background())
-	d.stopSamp = cancel
-	go d.sampler.Run(sctx)
-	return d, nil
+	return nil
 }
 
-func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Service, replica int, addr string, shared map[string]string) (*instance, error) {
+// stopServices stops the services in reverse start order, or all at once
+// once the run is cancelled (Ctrl-C, SIGTERM): in-flight requests get a
+// short grace instead of a clean shutdown in order.
+func (d *Deployment) stopServices() error {
+	var err error
+	if d.ctx.Err() != nil {
+		err = d.group.StopAllAtOnce(interruptGrace)
+	} else {
+		err = d.group.StopAll(context.Background(), stopGrace)
+	}
+	return errors.Join(err, d.untrack(false))
+}
+
+// startSampler samples every accounted instance from the moment all are
+// ready.
+func (d *Deployment) startSampler(context.Context, map[string]string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stopSamp = cancel
+	go d.sampler.Run(ctx)
+	return nil
+}
+
+func (d *Deployment) stopSampler() error {
+	d.stopSamp()
+	return nil
+}
+
+func (d *Deployment) start(ctx context.Context, c deployConfig, svc *study.Service, replica int, addr string, shared map[string]string) (*instance, error) {
 	name := svc.Name
 	if replica > 0 {
 		name = fmt.Sprintf("%s-%d", svc.Name, replica)
@@ -248,9 +296,43 @@ func (d *deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	return inst, nil
 }
 
+// startDeps starts the study's dependencies, in its order.
+func (d *Deployment) startDeps(ctx context.Context, values map[string]string) error {
+	for _, dep := range d.cfg.study.Deps {
+		if err := d.startDep(ctx, d.cfg, dep, values); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopDeps stops the dependencies together, once the services that used
+// them are gone: bounded by the slowest rather than their sum.
+func (d *Deployment) stopDeps() error {
+	errs := make([]error, len(d.deps))
+	var wg sync.WaitGroup
+	for i, dep := range d.deps {
+		wg.Go(func() { errs[i] = dep.Stop() })
+	}
+	wg.Wait()
+	return errors.Join(append(errs, d.untrack(true))...)
+}
+
+// untrack ends the accounting of every process of the dependencies (dep)
+// or of the services.
+func (d *Deployment) untrack(dep bool) error {
+	var errs []error
+	for _, in := range d.instances {
+		if in.dep == dep && in.tracked != nil {
+			errs = append(errs, in.tracked.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // startDep starts a dependency, publishes its values as {dep.NAME.KEY}
 // placeholders and accounts each of its processes.
-func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.Dependency, values map[string]string) error {
+func (d *Deployment) startDep(ctx context.Context, c deployConfig, dep *study.Dependency, values map[string]string) error {
 	kind, err := deps.ParseKind(dep.Kind)
 	if err != nil {
 		return fmt.Errorf("dependency %s: %w", dep.Name, err)
@@ -292,25 +374,38 @@ func (d *deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 }
 
 // depLimits are what a dependency's processes are capped and placed to.
-func (d *deployment) depLimits(name string) resources.Limits {
+func (d *Deployment) depLimits(name string) resources.Limits {
 	dep := d.cfg.study.Dependency(name)
 	return resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes, CPUSet: d.cfg.place.dependency(name)}
 }
 
 // track accounts a process, falling back to no caps (with a warning) where
 // the machine cannot enforce them.
-func (d *deployment) track(acct resources.Accountant, name string, pid int, limits resources.Limits) (resources.Tracked, error) {
-	tracked, err := acct.Track(name, pid, limits)
+func (d *Deployment) track(acct resources.Accountant, name string, pid int, limits resources.Limits) (resources.Tracked, error) {
+	scoped := d.cfg.scope + name
+	tracked, err := acct.Track(scoped, pid, limits)
 	if errors.Is(err, resources.ErrLimitsUnsupported) {
 		d.warnings = append(d.warnings, fmt.Sprintf("%s: limits not enforced: %v", name, err))
-		tracked, err = acct.Track(name, pid, resources.Limits{CPUSet: limits.CPUSet})
+		tracked, err = acct.Track(scoped, pid, resources.Limits{CPUSet: limits.CPUSet})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("account resources of %s: %w", name, err)
 	}
+	if scoped != name {
+		tracked = renamed{Tracked: tracked, name: name}
+	}
 	d.sampler.Add(tracked)
 	return tracked, nil
 }
+
+// renamed is a process accounted under its deployment's scope, named as
+// the deployment names it (its sampler's series, a restart's Remove).
+type renamed struct {
+	resources.Tracked
+	name string
+}
+
+func (r renamed) Name() string { return r.name }
 
 func readiness(r study.Ready, values map[string]string) (proc.Check, error) {
 	if r.HTTP != "" {
@@ -322,7 +417,7 @@ func readiness(r study.Ready, values map[string]string) (proc.Check, error) {
 }
 
 // crashed returns the first instance that exited on its own, if any.
-func (d *deployment) crashed() *instance {
+func (d *Deployment) crashed() *instance {
 	for _, in := range d.instances {
 		if in.faulted {
 			continue
@@ -345,39 +440,14 @@ const (
 	interruptGrace = 2 * time.Second
 )
 
-// stop ends every process and removes the temporary files; it works with
-// an already cancelled context, as it must on Ctrl-C.
-func (d *deployment) stop() error {
-	if d.stopSamp != nil {
-		d.stopSamp()
-	}
-	var err error
-	if d.ctx.Err() != nil {
-		err = d.group.StopAllAtOnce(interruptGrace)
-	} else {
-		err = d.group.StopAll(context.Background(), stopGrace)
-	}
-	err = errors.Join(err, d.stopLinks(), d.stopHosts())
-	// The services that used them are gone: the dependencies stop
-	// together, bounded by the slowest rather than their sum.
-	depErrs := make([]error, len(d.deps))
-	var wg sync.WaitGroup
-	for i, dep := range d.deps {
-		wg.Go(func() { depErrs[i] = dep.Stop() })
-	}
-	wg.Wait()
-	err = errors.Join(append(depErrs, err)...)
-	for _, in := range d.instances {
-		if in.tracked != nil {
-			err = errors.Join(err, in.tracked.Close())
-		}
-	}
-	return errors.Join(err, os.RemoveAll(d.tmp))
-}
+// stop ends every process and removes the temporary files, in the
+// reverse of the start order; it works with an already cancelled context,
+// as it must on Ctrl-C.
+func (d *Deployment) stop() error { return d.modules.stop() }
 
 // instancesOf lists every instance of a service, or every process of a
 // dependency.
-func (d *deployment) instancesOf(name string) []*instance {
+func (d *Deployment) instancesOf(name string) []*instance {
 	var out []*instance
 	for _, in := range d.instances {
 		if in.service == name {
@@ -388,7 +458,7 @@ func (d *deployment) instancesOf(name string) []*instance {
 }
 
 // dependency returns the started dependency of that name, or nil.
-func (d *deployment) dependency(name string) *deps.Instance {
+func (d *Deployment) dependency(name string) *deps.Instance {
 	for _, in := range d.deps {
 		if in.Name == name {
 			return in
@@ -398,7 +468,7 @@ func (d *deployment) dependency(name string) *deps.Instance {
 }
 
 // instance is the first instance of a service.
-func (d *deployment) instance(service string) *instance {
+func (d *Deployment) instance(service string) *instance {
 	for _, in := range d.instances {
 		if in.service == service && !in.dep {
 			return in

@@ -28,7 +28,7 @@ type measurement struct {
 	dir     results.StepDir
 	baseURL string
 	service string // the load's service
-	dep     *deployment
+	dep     *Deployment
 	method  string
 	log     io.Writer
 	tty     bool

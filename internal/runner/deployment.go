@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// Instance is one running replica of a service, or the server of a
+// dependency, as a test addresses it.
+type Instance struct {
+	Name string // service, or service-N for replicas after the first
+	Addr string
+	Log  string // the file its output goes to
+}
+
+// Values are the placeholders the deployment provides: the run's,
+// the variant's, service.NAME.addr|addrs|port, dep.NAME.KEY, and those
+// its setup captured.
+func (d *Deployment) Values() map[string]string { return maps.Clone(d.values) }
+
+// Addr is where a client of the lab (the load) reaches a service: its
+// first instance, or the generator's link to it; "" for a service the
+// variant does not run.
+func (d *Deployment) Addr(service string) string {
+	if d.instance(service) == nil {
+		return ""
+	}
+	return d.loadAddr(service)
+}
+
+// Instances lists every instance of a service in replica order, or the
+// processes of a dependency.
+func (d *Deployment) Instances(name string) []Instance {
+	var out []Instance
+	for _, in := range d.instancesOf(name) {
+		out = append(out, Instance{Name: in.name, Addr: in.addr, Log: in.proc.LogPath()})
+	}
+	return out
+}
+
+// killWait bounds how long Kill waits for a process to go after SIGKILL.
+const killWait = 10 * time.Second
+
+// Kill ends every instance of a service or dependency as a crash does, and
+// returns once each is gone (its port refuses); Restart brings it back.
+func (d *Deployment) Kill(name string) error {
+	if err := d.act(context.Background(), actKill, name); err != nil {
+		return err
+	}
+	for _, in := range d.instancesOf(name) {
+		select {
+		case <-in.proc.Done():
+		case <-time.After(killWait):
+			return fmt.Errorf("kill %s: %s still runs %s after SIGKILL", name, in.name, killWait)
+		}
+	}
+	return nil
+}
+
+// Restart starts a service's instances or a dependency again, on the same
+// addresses with the same placeholders, once each is ready.
+func (d *Deployment) Restart(ctx context.Context, name string) error {
+	return d.act(ctx, actRestart, name)
+}
+
+// Terminate stops one instance as the lab stops a service between
+// variants, SIGTERM and SIGKILL after the grace, and returns once it is
+// gone; the rest of the deployment runs on.
+func (d *Deployment) Terminate(instance string) error {
+	for _, in := range d.instances {
+		if in.name == instance && !in.dep {
+			in.faulted = true
+			return in.proc.Stop(context.Background(), stopGrace)
+		}
+	}
+	return fmt.Errorf("terminate %s: no such instance of a service", instance)
+}
+
+// Stop ends everything the deployment started, in the reverse of the
+// start order, and removes its files. A second Stop does nothing.
+func (d *Deployment) Stop() error { return d.stop() }

@@ -1,0 +1,170 @@
+// Package deploytest starts a study's variants for tests, as httptest
+// starts a server: from the study's own study.yaml, through the runner's
+// own deployment code (runner.Lab), ready when Start returns and stopped
+// at the test's cleanup.
+//
+// # Why
+//
+// An API test that starts the services its own way checks a system no run
+// measures: change a command or an environment value in study.yaml and
+// such a test still passes against the old one. Here the study file is
+// the only description of what runs; a test states only what it changes
+// of it (Options.Env: a shorter cache TTL, a short read timeout) and
+// which variant it wants, and every module a run deploys (hosts,
+// dependencies, forwards, links, services, accounting) comes up as the
+// run brings it up. What a test reaches of a deployment is
+// runner.Deployment's exported methods, the part of the Deployment of
+// docs/backends.md that tests need, so a test will run unchanged on the
+// next backend.
+package deploytest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/msbench/msbench/internal/checkout"
+	"github.com/msbench/msbench/internal/runner"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// Lab is a study built and ready to deploy its variants; tests that share
+// one open it once.
+type Lab struct {
+	study *study.Study
+	lab   *runner.Lab
+}
+
+// labs numbers the labs of a test binary, whose cgroups must not clash.
+var labs atomic.Int64
+
+// Open loads the study file with a profile ("" for none), builds what its
+// services need (through the repository's build cache, as msbench run
+// does) and closes the lab at t's cleanup, after every deployment of it
+// has stopped.
+func Open(ctx context.Context, t testing.TB, file, profile string) *Lab {
+	t.Helper()
+	s, err := study.Load(file, profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := checkout.Root("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := runner.OpenLab(ctx, s, runner.LabOptions{
+		Root:     root,
+		CacheDir: filepath.Join(root, ".cache", "builds"),
+		DataDir:  filepath.Join(filepath.Dir(root), "shared", "data"),
+		Name:     fmt.Sprintf("test-%d-%d", os.Getpid(), labs.Add(1)),
+		Log:      logWriter{t},
+	})
+	if err != nil {
+		t.Fatalf("open %s: %v", file, err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Errorf("close the lab of %s: %v", file, err)
+		}
+	})
+	return &Lab{study: s, lab: l}
+}
+
+// Options choose a deployment's variant and what it changes of the study
+// file.
+type Options struct {
+	// Variant gives axes their values; the first variant of the matrix
+	// that has them is started, so an axis left out takes its first value.
+	Variant map[string]string
+	// Env sets environment variables of services, by service and name: a
+	// value replaces the study file's (placeholders are expanded as
+	// there), a name the file does not set is added.
+	Env map[string]map[string]string
+}
+
+// Start deploys a variant of the study, waits until every service is
+// ready, and stops it at t's cleanup. ctx bounds the start and, once
+// cancelled, cuts the services' grace at stop short, as an interrupted
+// run does.
+func (l *Lab) Start(ctx context.Context, t testing.TB, opts Options) *runner.Deployment {
+	t.Helper()
+	v, err := l.variant(opts.Variant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.withEnv(opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.lab.Deploy(ctx, s, v, t.TempDir())
+	if err != nil {
+		t.Fatalf("deploy %s of %s: %v", v.Key(), s.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("stop %s of %s: %v", v.Key(), s.Name, err)
+		}
+	})
+	return d
+}
+
+// variant is the first of the matrix with the values asked.
+func (l *Lab) variant(want map[string]string) (study.Variant, error) {
+	for _, v := range l.study.Matrix() {
+		if has(v, want) {
+			return v, nil
+		}
+	}
+	return study.Variant{}, fmt.Errorf("no variant of study %s has %v", l.study.Name, want)
+}
+
+func has(v study.Variant, values map[string]string) bool {
+	for axis, value := range values {
+		if v.Get(axis) != value {
+			return false
+		}
+	}
+	return true
+}
+
+// withEnv is the study with env's values set; the study itself, shared by
+// the lab's deployments, is left as it is.
+func (l *Lab) withEnv(env map[string]map[string]string) (*study.Study, error) {
+	if len(env) == 0 {
+		return l.study, nil
+	}
+	s := *l.study
+	s.Services = slices.Clone(s.Services)
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		i := slices.IndexFunc(s.Services, func(svc *study.Service) bool { return svc.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("env of %s: study %s has no such service", name, s.Name)
+		}
+		svc := *s.Services[i]
+		svc.Env = slices.Clone(svc.Env)
+		for _, k := range slices.Sorted(maps.Keys(env[name])) {
+			kv := [2]string{k, env[name][k]}
+			if j := slices.IndexFunc(svc.Env, func(e [2]string) bool { return e[0] == k }); j >= 0 {
+				svc.Env[j] = kv
+			} else {
+				svc.Env = append(svc.Env, kv)
+			}
+		}
+		s.Services[i] = &svc
+	}
+	return &s, nil
+}
+
+// logWriter shows the lab's progress (builds, starts) in the test's log.
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,134 @@
+package deploytest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/proc/proctest"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// TestMain fails the run if a deployment outlives the tests.
+func TestMain(m *testing.M) { proctest.Main(m, nil) }
+
+const tiny = "../testdata/tiny.yaml"
+
+func TestVariantIsTheFirstWithTheValuesAsked(t *testing.T) {
+	s, err := study.Load(tiny, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Lab{study: s}
+	for _, c := range []struct {
+		name string
+		want map[string]string
+		key  string // "" when no variant has the values
+	}{
+		{"none asked", nil, "0"},
+		{"one axis", map[string]string{"crash": "30"}, "30"},
+		{"no such value", map[string]string{"crash": "7"}, ""},
+		{"no such axis", map[string]string{"flavour": "0"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := l.variant(c.want)
+			switch {
+			case c.key == "" && err == nil:
+				t.Fatalf("variant %s for %v, want an error", v.Key(), c.want)
+			case c.key != "" && (err != nil || v.Key() != c.key):
+				t.Fatalf("variant %s (%v), want %s", v.Key(), err, c.key)
+			}
+		})
+	}
+}
+
+func TestEnvOverridesACopy(t *testing.T) {
+	s, err := study.Load(tiny, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Lab{study: s}
+	before := slices.Clone(s.Service("front").Env)
+	got, err := l.withEnv(map[string]map[string]string{"front": {"CRASH_AFTER": "1", "EXTRA": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(before)
+	want[slices.IndexFunc(want, func(kv [2]string) bool { return kv[0] == "CRASH_AFTER" })][1] = "1"
+	want = append(want, [2]string{"EXTRA", "x"})
+	if env := got.Service("front").Env; !slices.Equal(env, want) {
+		t.Errorf("env %v, want %v", env, want)
+	}
+	if env := s.Service("front").Env; !slices.Equal(env, before) {
+		t.Errorf("the lab's study changed: %v, was %v", env, before)
+	}
+	if got.Service("backend") != s.Service("backend") {
+		t.Error("a service without overrides was copied")
+	}
+	if _, err := l.withEnv(map[string]map[string]string{"nope": {"A": "b"}}); err == nil {
+		t.Error("env of a service the study lacks: no error")
+	}
+}
+
+func hello(t *testing.T, addr string) (int, string, error) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + addr + "/hello")
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// The harness starts what the study file says, with the test's overrides,
+// and reaches it through the Deployment's methods only.
+func TestStartDeploysTheStudyFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts services")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	lab := Open(ctx, t, tiny, "")
+
+	d := lab.Start(ctx, t, Options{})
+	front := d.Addr("front")
+	if status, body, err := hello(t, front); err != nil || status != http.StatusOK || body != "front+hello" {
+		t.Fatalf("front answered %d %q %v, want the study's front calling its backend", status, body, err)
+	}
+	backend := d.Instances("backend")
+	if len(backend) != 1 || d.Values()["service.backend.addr"] != backend[0].Addr || backend[0].Log == "" {
+		t.Fatalf("backend instances %+v, values %v", backend, d.Values())
+	}
+	if err := d.Kill("backend"); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, err := hello(t, front); err != nil || status != http.StatusBadGateway {
+		t.Fatalf("front with its backend killed answered %d %v, want 502", status, err)
+	}
+	if err := d.Restart(ctx, "backend"); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, err := hello(t, front); err != nil || status != http.StatusOK {
+		t.Fatalf("front with its backend restarted answered %d %v", status, err)
+	}
+	if err := d.Terminate("front"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := hello(t, front); err == nil {
+		t.Fatal("front answers after Terminate")
+	}
+
+	// An env value of the test's own: the front crashes after one request.
+	crashing := lab.Start(ctx, t, Options{Env: map[string]map[string]string{"front": {"CRASH_AFTER": "1"}}})
+	if status, _, err := hello(t, crashing.Addr("front")); err != nil || status != http.StatusOK {
+		t.Fatalf("first request: %d %v", status, err)
+	}
+	if status, _, err := hello(t, crashing.Addr("front")); err == nil {
+		t.Fatalf("second request answered %d, want none: CRASH_AFTER=1 was not set", status)
+	}
+}
