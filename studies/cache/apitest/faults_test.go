@@ -4,11 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/msbench/msbench/internal/deps"
 )
 
 // quickly is how fast an outage must be answered: a stopped server
@@ -19,14 +16,15 @@ const quickly = time.Second
 // checkPostgresDown stops Postgres under every deployment: mutations and
 // reads that miss answer 503 quickly, cached copies are still served, and
 // everything works again once Postgres is back.
-func checkPostgresDown(ctx context.Context, t *testing.T, pg *deps.Instance, ds map[string]*deployment) {
+func checkPostgresDown(ctx context.Context, t *testing.T, ds map[string]*deployment) {
 	warmed := time.Now()
 	for _, s := range strategies {
 		refill(t, ds[s].instances[0])
 	}
-	stopServer(t, pg, syscall.SIGINT) // Postgres's fast shutdown
-	restartOnFailure(t, pg)
-	t.Logf("postgres stopped in %s", time.Since(warmed).Round(time.Millisecond))
+	for _, s := range strategies {
+		outage(t, ds[s], "db")
+	}
+	t.Logf("postgres killed in %s", time.Since(warmed).Round(time.Millisecond))
 
 	for _, s := range strategies {
 		a := ds[s].instances[0]
@@ -49,8 +47,10 @@ func checkPostgresDown(ctx context.Context, t *testing.T, pg *deps.Instance, ds 
 		wantQuickError(t, s+" read after the TTL", r, http.StatusServiceUnavailable, "database unavailable")
 	}
 
-	if err := pg.Restart(ctx); err != nil {
-		t.Fatalf("restart postgres: %v", err)
+	for _, s := range strategies {
+		if err := ds[s].dep.Restart(ctx, "db"); err != nil {
+			t.Fatalf("%s: restart postgres: %v", s, err)
+		}
 	}
 	back := time.Now()
 	for _, s := range strategies {
@@ -68,13 +68,13 @@ func checkPostgresDown(ctx context.Context, t *testing.T, pg *deps.Instance, ds 
 // checkRedisDown stops Redis: the redis strategy serves from Postgres; the
 // inproc-pubsub strategy commits mutations it cannot broadcast, leaving the
 // other instances stale. Both recover once Redis is back.
-func checkRedisDown(ctx context.Context, t *testing.T, rd *deps.Instance, redis, pubsub *deployment) {
+func checkRedisDown(ctx context.Context, t *testing.T, redis, pubsub *deployment) {
 	ra := redis.instances[0]
 	pa, pb := pubsub.instances[0], pubsub.instances[1]
 	warmed := time.Now()
 	refill(t, pb)
-	stopServer(t, rd, syscall.SIGTERM)
-	restartOnFailure(t, rd)
+	outage(t, redis, "redis")
+	outage(t, pubsub, "redis")
 
 	resetStats(t, ra)
 	r := get(t, ra.base+"/roles")
@@ -106,8 +106,10 @@ func checkRedisDown(ctx context.Context, t *testing.T, rd *deps.Instance, redis,
 		}
 	}
 
-	if err := rd.Restart(ctx); err != nil {
-		t.Fatalf("restart redis: %v", err)
+	for _, d := range []*deployment{redis, pubsub} {
+		if err := d.dep.Restart(ctx, "redis"); err != nil {
+			t.Fatalf("%s: restart redis: %v", d.strategy, err)
+		}
 	}
 	back := time.Now()
 	waitFor(t, "redis: reads use Redis again", 10*time.Second, func() bool {
@@ -137,13 +139,18 @@ func refill(t *testing.T, s *service) {
 	wantStatus(t, get(t, s.base+"/roles"), http.StatusOK)
 }
 
-// restartOnFailure brings in back if the test fails before it does, so
-// that the checks after it do not fail for want of it.
-func restartOnFailure(t *testing.T, in *deps.Instance) {
+// outage kills a dependency of d, as a crash would, behind its services'
+// back, and brings it back if the test fails before it does, so that the
+// checks after it do not fail for want of it.
+func outage(t *testing.T, d *deployment, dep string) {
+	t.Helper()
+	if err := d.dep.Kill(dep); err != nil {
+		t.Fatalf("%s: %v", d.strategy, err)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			if err := in.Restart(context.Background()); err != nil {
-				t.Errorf("restart %s: %v", in.Name, err)
+			if err := d.dep.Restart(context.Background(), dep); err != nil {
+				t.Errorf("%s: restart %s: %v", d.strategy, dep, err)
 			}
 		}
 	})

@@ -5,12 +5,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/hostile"
-	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/runner"
+	"github.com/msbench/msbench/internal/runner/deploytest"
 )
 
 const mutationHead = "POST /roles/1/permissions HTTP/1.1\r\nHost: rbac.test\r\nContent-Type: application/json\r\n"
@@ -32,13 +32,23 @@ func checkHostile(t *testing.T, s *service) {
 	})
 }
 
-// checkSigterm starts a program of its own and stops it while a request's
-// body never comes: it exits after the shutdown grace (1.5 s), within the
-// 2 s the lab's harness waits before killing. The read timeouts are long,
-// so only the grace can end that request.
-func checkSigterm(ctx context.Context, t *testing.T, name, bin string, ports *proc.PortAllocator, env []string) {
-	s := launch(ctx, t, "sigterm", name, bin, ports, env, "READ_HEADER_TIMEOUT=10s", "READ_TIMEOUT=10s")
-	waitReady(ctx, t, s)
+// checkSigterm starts a deployment of its own whose read timeouts are
+// long, so that only the shutdown grace (1.5 s) can end a request whose
+// body never comes, and stops its gateway, then its rbac instance, each
+// while such a request is in flight: each exits after the grace, within
+// the 2 s the lab waits at an interrupt before killing.
+func checkSigterm(ctx context.Context, t *testing.T, lab *deploytest.Lab) {
+	long := map[string]string{"READ_HEADER_TIMEOUT": "10s", "READ_TIMEOUT": "10s"}
+	opts := overrides("db", "1", long)
+	opts.Env["gateway"] = long
+	dep := lab.Start(ctx, t, opts)
+	// The gateway first: the request it holds is one its rbac holds too.
+	for _, s := range []*service{services(dep, "gateway")[0], services(dep, "rbac")[0]} {
+		t.Run(s.name, func(t *testing.T) { checkTerminate(t, dep, s) })
+	}
+}
+
+func checkTerminate(t *testing.T, dep *runner.Deployment, s *service) {
 	conn, err := net.Dial("tcp", s.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -50,17 +60,12 @@ func checkSigterm(ctx context.Context, t *testing.T, name, bin string, ports *pr
 	time.Sleep(100 * time.Millisecond) // the request is in flight
 
 	start := time.Now()
-	if err := s.proc.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-s.proc.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s still running 5 s after SIGTERM; log:\n%s", name, readLog(s))
+	if err := dep.Terminate(s.name); err != nil {
+		t.Fatalf("%v; log:\n%s", err, readLog(s))
 	}
 	took := time.Since(start)
-	t.Logf("%s exited %v after SIGTERM", name, took.Round(time.Millisecond))
+	t.Logf("%s exited %v after SIGTERM", s.name, took.Round(time.Millisecond))
 	if took < 1350*time.Millisecond || took > 2*time.Second {
-		t.Errorf("%s exited %v after SIGTERM, want after the 1.5 s grace and within 2 s", name, took)
+		t.Errorf("%s exited %v after SIGTERM, want after the 1.5 s grace and within 2 s; log:\n%s", s.name, took, readLog(s))
 	}
 }

@@ -17,14 +17,15 @@ func checkStampede(t *testing.T, d *deployment) {
 		targets = append(targets, d.single)
 	}
 	for _, s := range targets {
+		single := s == d.single
 		drop(t, s)
 		resetStats(t, s)
 		for _, r := range burst(t, s.base, "/roles", n) {
 			wantStatus(t, r, http.StatusOK)
 		}
 		st := getStats(t, s)
-		t.Logf("%s instance %s: %d concurrent first requests cost %d database queries (%d misses, %d hits)",
-			d.strategy, s.name, n, st.DBQueries, st.CacheMisses, st.CacheHits)
+		t.Logf("%s instance %s (singleflight %v): %d concurrent first requests cost %d database queries (%d misses, %d hits)",
+			d.strategy, s.name, single, n, st.DBQueries, st.CacheMisses, st.CacheHits)
 		switch {
 		case st.Requests != n:
 			t.Errorf("stats count %d requests, want %d", st.Requests, n)
@@ -34,7 +35,7 @@ func checkStampede(t *testing.T, d *deployment) {
 			}
 		case st.CacheHits+st.CacheMisses != n:
 			t.Errorf("stats %+v: hits and misses do not add up to %d", st, n)
-		case s == d.single:
+		case single:
 			if st.DBQueries != 1 {
 				t.Errorf("SINGLEFLIGHT=1: %d database queries, want 1", st.DBQueries)
 			}
