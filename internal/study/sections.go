@@ -390,6 +390,8 @@ func (ev *eventSection) actions() [][2]string {
 	return out
 }
 
+// validate also notes the event's line, for what is checked once the whole
+// study is read (a link event naming no link).
 func (ev *eventSection) validate(d *decoder, field string) {
 	ev.line = d.lineOf(field)
 	actions := ev.actions()
