@@ -1,9 +1,13 @@
 package study
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 )
 
 // A run keeps its Study as study.resolved.json, and every later report of
@@ -47,13 +51,69 @@ func (s *Study) UnmarshalJSON(data []byte) error {
 }
 
 // newerFormat says what this msbench cannot read of a study written by a
-// newer one: the first field it does not know, if any.
+// newer one: every field it does not know.
 func newerFormat(data []byte, format int) error {
 	msg := fmt.Sprintf("study in format %d, written by a newer msbench: this one reads formats up to %d", format, FormatVersion)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&versioned{fields: &fields{}}); err != nil {
-		return fmt.Errorf("%s, and cannot read it (%v)", msg, err)
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("%s, and cannot read it: %w", msg, err)
+	}
+	if unknown := unknownFields(v, reflect.TypeFor[versioned](), ""); len(unknown) > 0 {
+		return fmt.Errorf("%s, and does not know %s", msg, strings.Join(unknown, ", "))
 	}
 	return fmt.Errorf("%s; it knows every field, but not what format %d changed in their meaning", msg, format)
+}
+
+// unknownFields lists the paths of the keys in v, decoded JSON, that the
+// type t it is read into has no field for.
+func unknownFields(v any, t reflect.Type, path string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		known := map[string]reflect.Type{}
+		if t.Kind() == reflect.Struct {
+			jsonFields(t, known)
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			ft, ok := known[k]
+			switch {
+			case t.Kind() == reflect.Map:
+				out = append(out, unknownFields(v[k], t.Elem(), path+"["+k+"]")...)
+			case ok:
+				out = append(out, unknownFields(v[k], ft, join(path, k))...)
+			default:
+				out = append(out, join(path, k))
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for i, e := range v {
+				out = append(out, unknownFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		}
+	}
+	return out
+}
+
+// jsonFields adds the JSON names of t's fields to known, with their types,
+// those of embedded structs as encoding/json promotes them.
+func jsonFields(t reflect.Type, known map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+		case f.Anonymous && name == "":
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			jsonFields(ft, known)
+		default:
+			known[cmp.Or(name, f.Name)] = f.Type
+		}
+	}
 }

@@ -77,8 +77,13 @@ func TestRefusesResolvedStudiesOfNewerFormats(t *testing.T) {
 	}{
 		{"this format", func(map[string]any) {}, "", true},
 		{"no format (older runs)", func(m map[string]any) { delete(m, "Format") }, "", true},
-		{"newer with a new field", func(m map[string]any) { m["Format"] = FormatVersion + 1; m["Deployments"] = []string{"a"} },
-			`study in format 2, written by a newer msbench: this one reads formats up to 1, and cannot read it (json: unknown field "Deployments")`, false},
+		{"newer with new fields", func(m map[string]any) {
+			m["Format"] = FormatVersion + 1
+			m["Deployments"] = []string{"a"}
+			m["Load"] = map[string]any{"Service": "api", "Steps": []any{map[string]any{"Name": "s", "Shape": "spike", "Load": map[string]any{"Users": 1, "Burst": 2}}}}
+			m["Placement"] = map[string]any{"Services": map[string]any{"api": "1"}, "Cluster": "k8s"}
+		},
+			"study in format 2, written by a newer msbench: this one reads formats up to 1, and does not know Deployments, Load.Steps[0].Load.Burst, Load.Steps[0].Shape, Placement.Cluster", false},
 		{"newer, same fields", func(m map[string]any) { m["Format"] = FormatVersion + 1 },
 			"study in format 2, written by a newer msbench: this one reads formats up to 1; it knows every field", false},
 	}
