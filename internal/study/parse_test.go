@@ -135,6 +135,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown dependency kind", [2]string{"kind: postgres", "kind: oracle"}, "demo.yaml:5: dependencies.pg.kind: unknown"},
 		{"unknown dependency key", [2]string{"{dep.pg.url}", "{dep.pg.uri}"}, "{dep.pg.uri}: want {dep.NAME.KEY}"},
 		{"duplicate key", [2]string{"repetitions: 3", "repetitions: 3\nrepetitions: 4"}, "repetitions: given twice"},
+		{"two actions in an event", [2]string{"iterations: 10", "iterations: 10\n      events: [{at: 1s, kill: db, restart: db}]"}, "demo.yaml:28: load.steps[0].events[0].restart: one action per event"},
+		{"event without at", [2]string{"iterations: 10", "iterations: 10\n      events: [{kill: db}]"}, "demo.yaml:28: load.steps[0].events[0]: an event needs at and one of request, kill, restart, pause, resume, link"},
 		{"bad expect status", [2]string{`expect_status: "200"`, `expect_status: "2000"`}, `demo.yaml:28: load.steps[0].targets[0].expect_status: expected status "2000"`},
 	}
 	for _, tt := range tests {
