@@ -83,11 +83,13 @@ func (s calSystem) source(name string, n int, scale []float64) *Source {
 }
 
 // noise is a noise model from one repetition of a 6-step study with its
-// A/A twin: 6 pairs, a quick profile's worth.
+// A/A twin: 6 pairs, a quick profile's worth. Offsets are drawn per cell
+// here, as for the sides, so the pairs share no deployment and each is
+// its own group (for pairs that do, see stats.GroupedLogSpread's test).
 func (s calSystem) noise() *Noise {
-	var pairs [][2]metrics.Summary
+	var pairs [][][2]metrics.Summary
 	for i := range calCells {
-		pairs = append(pairs, [2]metrics.Summary{s.run(float64(10 + i)), s.run(float64(10 + i))})
+		pairs = append(pairs, [][2]metrics.Summary{{s.run(float64(10 + i)), s.run(float64(10 + i))}})
 	}
 	return newNoise("aa", KindRun, pairs, nil)
 }

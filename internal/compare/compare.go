@@ -303,9 +303,10 @@ type changeStats struct {
 	runs func(base, new []float64, level float64) (est, lo, hi float64, n int)
 	// ci is the interval around a change given a known run-to-run spread.
 	ci func(s stats.Spread, est float64, nBase, nNew int, level float64) (lo, hi float64)
-	// pairs is the run-to-run spread from A/A pairs, and scale the value
-	// it is the spread of (NoiseSpread.Scale).
-	pairs     func([][2]float64) stats.Spread
+	// pairs is the run-to-run spread from A/A pairs, grouped by the
+	// deployments they share, and scale the value it is the spread of
+	// (NoiseSpread.Scale).
+	pairs     func([][][2]float64) stats.Spread
 	scale     func(float64) float64
 	scaleName string
 }
@@ -313,9 +314,9 @@ type changeStats struct {
 // byChange: a ratio's spread is of logs (a deployment moves a latency by
 // a factor), a difference's of the values themselves.
 var byChange = map[summarymetric.Change]changeStats{
-	summarymetric.Ratio: {runs: stats.RunRatio, ci: stats.Spread.RatioCI, pairs: stats.LogSpread,
+	summarymetric.Ratio: {runs: stats.RunRatio, ci: stats.Spread.RatioCI, pairs: stats.GroupedLogSpread,
 		scale: math.Log, scaleName: "log"}, // the log is NaN for a value not positive, and so no spread
-	summarymetric.Difference: {runs: stats.RunDiff, ci: stats.Spread.DiffCI, pairs: stats.DiffSpread,
+	summarymetric.Difference: {runs: stats.RunDiff, ci: stats.Spread.DiffCI, pairs: stats.GroupedDiffSpread,
 		scale: func(x float64) float64 { return x }, scaleName: "value"},
 }
 

@@ -2,7 +2,9 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/metrics"
@@ -43,8 +45,9 @@ type NoiseSpread struct {
 // several msbench load --out directories of the same system (pairs: the
 // first and second in name order, the third and fourth, and so on; an
 // odd last one is left out). Consecutive pairs, rather than every run
-// against the mean of all, keep each pair independent, which is what
-// stats.LogSpread's χ² interval assumes.
+// against the mean of all, keep each pair independent. A run's pairs of
+// one repetition are not: its steps share the same two deployments, so
+// they are grouped (stats.GroupedLogSpread).
 func OpenNoise(dir string) (*Noise, error) {
 	src, err := Open(dir)
 	if err != nil {
@@ -55,9 +58,9 @@ func OpenNoise(dir string) (*Noise, error) {
 		return twinNoise(dir)
 	case KindLoads:
 		units := src.Cells[0].Units
-		var pairs [][2]metrics.Summary
+		var pairs [][][2]metrics.Summary
 		for i := 0; i+1 < len(units); i += 2 {
-			pairs = append(pairs, [2]metrics.Summary{units[i].Summary, units[i+1].Summary})
+			pairs = append(pairs, [][2]metrics.Summary{{units[i].Summary, units[i+1].Summary}})
 		}
 		var notes []string
 		if len(units)%2 == 1 {
@@ -82,9 +85,13 @@ func twinNoise(dir string) (*Noise, error) {
 	if !ok {
 		return nil, usagef("--noise %s: the run has no A/A twin (its study says aa: none), so it measured no run-to-run noise", dir)
 	}
-	pairs := make([][2]metrics.Summary, len(aa.Pairs))
-	for i, p := range aa.Pairs {
-		pairs[i] = [2]metrics.Summary{p.Base.Summary, p.Twin.Summary}
+	byRep := map[int][][2]metrics.Summary{}
+	for _, p := range aa.Pairs {
+		byRep[p.Base.Rep] = append(byRep[p.Base.Rep], [2]metrics.Summary{p.Base.Summary, p.Twin.Summary})
+	}
+	var pairs [][][2]metrics.Summary
+	for _, rep := range slices.Sorted(maps.Keys(byRep)) {
+		pairs = append(pairs, byRep[rep])
 	}
 	var notes []string
 	if aa.Failed > 0 {
@@ -99,15 +106,20 @@ func twinNoise(dir string) (*Noise, error) {
 // newNoise pools the pairs over steps and repetitions, one spread per
 // metric: the steps differ in level, not (much) in how far deployments
 // come apart, and pooling gives the spread the degrees of freedom a
-// single step lacks.
-func newNoise(dir, kind string, pairs [][2]metrics.Summary, notes []string) *Noise {
-	n := &Noise{Dir: dir, Kind: kind, Pairs: len(pairs), Notes: notes}
+// single step lacks. groups holds the pairs that share deployments.
+func newNoise(dir, kind string, groups [][][2]metrics.Summary, notes []string) *Noise {
+	n := &Noise{Dir: dir, Kind: kind, Notes: notes}
+	for _, g := range groups {
+		n.Pairs += len(g)
+	}
 	for _, d := range summarymetric.All {
-		var vs [][2]float64
-		for _, p := range pairs {
-			a, b := d.Of(p[0]), d.Of(p[1])
-			if !math.IsNaN(a) && !math.IsNaN(b) {
-				vs = append(vs, [2]float64{a, b})
+		vs := make([][][2]float64, len(groups))
+		for i, g := range groups {
+			for _, p := range g {
+				a, b := d.Of(p[0]), d.Of(p[1])
+				if !math.IsNaN(a) && !math.IsNaN(b) {
+					vs[i] = append(vs[i], [2]float64{a, b})
+				}
 			}
 		}
 		cs := byChange[d.Change]
