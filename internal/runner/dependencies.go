@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sync"
+
+	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/resources"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// startDeps starts the study's dependencies, in its order.
+func (d *Deployment) startDeps(ctx context.Context, values map[string]string) error {
+	for _, dep := range d.cfg.study.Deps {
+		if err := d.startDep(ctx, d.cfg, dep, values); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopDeps stops the dependencies together, once the services that used
+// them are gone: bounded by the slowest rather than their sum.
+func (d *Deployment) stopDeps() error {
+	errs := make([]error, len(d.deps))
+	var wg sync.WaitGroup
+	for i, dep := range d.deps {
+		wg.Go(func() { errs[i] = dep.Stop() })
+	}
+	wg.Wait()
+	return errors.Join(append(errs, d.untrack(true))...)
+}
+
+// startDep starts a dependency, publishes its values as {dep.NAME.KEY}
+// placeholders and accounts each of its processes.
+func (d *Deployment) startDep(ctx context.Context, c deployConfig, dep *study.Dependency, values map[string]string) error {
+	kind, err := deps.ParseKind(dep.Kind)
+	if err != nil {
+		return fmt.Errorf("dependency %s: %w", dep.Name, err)
+	}
+	in, err := deps.Start(ctx, kind, deps.Options{
+		Name:   dep.Name,
+		Dir:    filepath.Join(d.tmp, "dep-"+dep.Name),
+		LogDir: c.logDir,
+		Ports:  c.ports,
+		Root:   c.values["root"],
+		CPUs:   c.place.dependency(dep.Name),
+	})
+	if err != nil {
+		return fmt.Errorf("dependency %s: %w", dep.Name, err)
+	}
+	d.deps = append(d.deps, in)
+	c.progress("  started %s (%s) on %s in %.2fs", dep.Name, dep.Kind, in.Addr, in.StartupTime.Seconds())
+	for k, v := range in.Values {
+		values["dep."+dep.Name+"."+k] = v
+	}
+	limits := d.depLimits(dep.Name)
+	for i, p := range in.Processes() {
+		name := dep.Name
+		if i > 0 {
+			// A helper's process is named DEP/PROGRAM; an accounted name
+			// is one path element.
+			name = dep.Name + "-" + path.Base(p.Name())
+		}
+		tracked, err := d.track(c.acct, name, p.Pid(), limits)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			c.place.started(placedDependency, dep.Name, p.Pid())
+		}
+		d.instances = append(d.instances, &instance{name: name, service: dep.Name, addr: in.Addr, proc: p, tracked: tracked, dep: true})
+	}
+	return nil
+}
+
+// depLimits are what a dependency's processes are capped and placed to.
+func (d *Deployment) depLimits(name string) resources.Limits {
+	dep := d.cfg.study.Dependency(name)
+	return resources.Limits{CPUs: dep.Limits.CPUs, MemoryBytes: dep.Limits.MemoryBytes, CPUSet: d.cfg.place.dependency(name)}
+}
+
+// dependency returns the started dependency of that name, or nil.
+func (d *Deployment) dependency(name string) *deps.Instance {
+	for _, in := range d.deps {
+		if in.Name == name {
+			return in
+		}
+	}
+	return nil
+}
