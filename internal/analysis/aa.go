@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/msbench/msbench/internal/study"
@@ -57,4 +58,20 @@ func (ds *Dataset) AAPairs() (AA, bool) {
 		}
 	}
 	return aa, true
+}
+
+// Repetitions groups the pairs by repetition, in repetition order, each in
+// the study's step order: the pairs of one repetition were measured on the
+// same two deployments, so they share those deployments' luck and are not
+// independent (stats.LogSpread takes them so).
+func (aa AA) Repetitions() [][]AAPair {
+	reps := map[int][]AAPair{}
+	for _, p := range aa.Pairs {
+		reps[p.Base.Rep] = append(reps[p.Base.Rep], p)
+	}
+	out := make([][]AAPair, 0, len(reps))
+	for _, r := range slices.Sorted(maps.Keys(reps)) {
+		out = append(out, reps[r])
+	}
+	return out
 }

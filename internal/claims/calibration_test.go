@@ -68,7 +68,7 @@ func (c calibration) trial(r *rand.Rand, n int, truth float64, buf []float64) (M
 			groups[rep] = append(groups[rep], [2]float64{c.step(r, first, buf), c.step(r, twin, buf)})
 		}
 	}
-	return m, Noise{Latency: stats.GroupedLogSpread(groups)}
+	return m, Noise{Latency: stats.LogSpread(groups)}
 }
 
 // Intervals over n ≥ 3 runs cover the truth 93–97% of the time, on every
@@ -151,7 +151,7 @@ func TestCalibrationNoiseModel(t *testing.T) {
 		t.Logf("φ=%.1f offset=%2.0f%%: true σ %.1f%%, the A/A interval (%d pairs of one repetition) covers it %.1f%% of %d", cal.phi, 100*cal.offset, 100*sigma, aaSteps, 100*cov, trials)
 		// Up to 99%: where each step's own noise outweighs the deployments'
 		// luck, the grouped spread is conservative by design (it bounds
-		// the shared part from above; see stats.GroupedLogSpread).
+		// the shared part from above; see stats.LogSpread).
 		if cov < 0.92 || cov > 0.99 {
 			t.Errorf("φ=%.1f offset=%.2f: noise model coverage %.3f, want about 0.95", cal.phi, cal.offset, cov)
 		}

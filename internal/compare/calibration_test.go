@@ -85,7 +85,7 @@ func (s calSystem) source(name string, n int, scale []float64) *Source {
 // noise is a noise model from one repetition of a 6-step study with its
 // A/A twin: 6 pairs, a quick profile's worth. Offsets are drawn per cell
 // here, as for the sides, so the pairs share no deployment and each is
-// its own group (for pairs that do, see stats.GroupedLogSpread's test).
+// its own group (for pairs that do, see stats.LogSpread's test).
 func (s calSystem) noise() *Noise {
 	var pairs [][][2]metrics.Summary
 	for i := range calCells {

@@ -314,9 +314,9 @@ type changeStats struct {
 // byChange: a ratio's spread is of logs (a deployment moves a latency by
 // a factor), a difference's of the values themselves.
 var byChange = map[summarymetric.Change]changeStats{
-	summarymetric.Ratio: {runs: stats.RunRatio, ci: stats.Spread.RatioCI, pairs: stats.GroupedLogSpread,
+	summarymetric.Ratio: {runs: stats.RunRatio, ci: stats.Spread.RatioCI, pairs: stats.LogSpread,
 		scale: math.Log, scaleName: "log"}, // the log is NaN for a value not positive, and so no spread
-	summarymetric.Difference: {runs: stats.RunDiff, ci: stats.Spread.DiffCI, pairs: stats.GroupedDiffSpread,
+	summarymetric.Difference: {runs: stats.RunDiff, ci: stats.Spread.DiffCI, pairs: stats.DiffSpread,
 		scale: func(x float64) float64 { return x }, scaleName: "value"},
 }
 

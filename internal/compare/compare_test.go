@@ -426,7 +426,7 @@ func TestCompareNoiseFromTwin(t *testing.T) {
 	}
 	// Repetition 1's two pairs share its two deployments: the 3 pairs are
 	// worth fewer than 3 degrees of freedom when those deployments' luck
-	// is the noise, never more (stats.GroupedLogSpread).
+	// is the noise, never more (stats.LogSpread).
 	for _, sp := range n.Spreads {
 		if (sp.Metric == "p50" || sp.Metric == "p99") && (sp.DF < 1 || sp.DF > 3 || !(sp.Sigma > 0) || !(sp.Lo < sp.Sigma && sp.Sigma < sp.Hi)) {
 			t.Errorf("%s: spread %+v, want a positive σ on 1 to 3 degrees of freedom", sp.Metric, sp)

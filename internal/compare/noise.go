@@ -2,9 +2,7 @@ package compare
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/metrics"
@@ -47,7 +45,7 @@ type NoiseSpread struct {
 // odd last one is left out). Consecutive pairs, rather than every run
 // against the mean of all, keep each pair independent. A run's pairs of
 // one repetition are not: its steps share the same two deployments, so
-// they are grouped (stats.GroupedLogSpread).
+// they are grouped (stats.LogSpread).
 func OpenNoise(dir string) (*Noise, error) {
 	src, err := Open(dir)
 	if err != nil {
@@ -85,13 +83,13 @@ func twinNoise(dir string) (*Noise, error) {
 	if !ok {
 		return nil, usagef("--noise %s: the run has no A/A twin (its study says aa: none), so it measured no run-to-run noise", dir)
 	}
-	byRep := map[int][][2]metrics.Summary{}
-	for _, p := range aa.Pairs {
-		byRep[p.Base.Rep] = append(byRep[p.Base.Rep], [2]metrics.Summary{p.Base.Summary, p.Twin.Summary})
-	}
 	var pairs [][][2]metrics.Summary
-	for _, rep := range slices.Sorted(maps.Keys(byRep)) {
-		pairs = append(pairs, byRep[rep])
+	for _, rep := range aa.Repetitions() {
+		g := make([][2]metrics.Summary, len(rep))
+		for i, p := range rep {
+			g[i] = [2]metrics.Summary{p.Base.Summary, p.Twin.Summary}
+		}
+		pairs = append(pairs, g)
 	}
 	var notes []string
 	if aa.Failed > 0 {

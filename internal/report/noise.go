@@ -2,9 +2,7 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
@@ -20,13 +18,22 @@ type noise struct {
 	section analysis.Section
 }
 
-// kindFigures are the figures of a unit the noise model is estimated on,
-// one per kind of claims metric, with what they are in words.
-var kindFigures = []struct {
+// kindFigure is a figure of a unit the noise model is estimated on, for
+// one kind of claims metric, with what it is in words.
+type kindFigure struct {
 	kind  claims.Kind
 	words string
 	of    func(u *analysis.Unit) float64
-}{
+}
+
+// pair is an A/A pair's figure, the twin's and the base's; false unless
+// both are positive and finite, as a ratio's logs need.
+func (k kindFigure) pair(p analysis.AAPair) (twin, base float64, ok bool) {
+	twin, base = k.of(p.Twin), k.of(p.Base)
+	return twin, base, twin > 0 && base > 0 && !math.IsInf(twin, 0) && !math.IsInf(base, 0)
+}
+
+var kindFigures = []kindFigure{
 	{claims.Latency, "median latency (p50)", func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }},
 	{claims.Tail, "tail latency (p99)", func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }},
 	{claims.Throughput, "throughput", func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS }},
@@ -51,19 +58,12 @@ func noiseModel(ds *analysis.Dataset) noise {
 		Caption: fmt.Sprintf("%s deployed twice in each repetition (the second as %s): the second's figure over the first's, geometric mean over the repetitions whose two steps both passed the noise audit, with its 95%% interval.", aa.Base.Key(), aa.Twin.Key()),
 		Header:  []string{"step", "pairs", "p50 ratio", "p99 ratio", "throughput ratio"},
 	}
-	// Per kind, the pairs of each repetition together: its steps share
-	// the same two deployments (see stats.GroupedLogSpread).
-	pairs := make([]map[int][][2]float64, len(kindFigures))
-	for i := range pairs {
-		pairs[i] = map[int][][2]float64{}
-	}
 	for _, st := range ds.Study.Load.Steps {
 		row := []string{st.Name, ""}
 		for i, k := range kindFigures {
 			var ratios []float64
 			for _, p := range aa.Pairs {
-				if x, y := k.of(p.Twin), k.of(p.Base); p.Step == st.Name && x > 0 && y > 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-					pairs[i][p.Base.Rep] = append(pairs[i][p.Base.Rep], [2]float64{x, y})
+				if x, y, ok := k.pair(p); ok && p.Step == st.Name {
 					ratios = append(ratios, x/y)
 				}
 			}
@@ -82,30 +82,34 @@ func noiseModel(ds *analysis.Dataset) noise {
 		Header:  []string{"figure", "claims kind", "A/A pairs", "σ̂ per deployment (95% interval)", "A/A ratio (95% interval)", "contains 1"},
 	}
 	var biased []string
-	for i, k := range kindFigures {
-		if len(pairs[i]) == 0 {
+	reps := aa.Repetitions()
+	for _, k := range kindFigures {
+		// The spread takes the pairs of a repetition together (they share
+		// its deployments), and whether the A/A ratio departs from 1 is
+		// judged over repetitions, each one's ratio over its steps: the
+		// repetitions are independent, the steps of one are not.
+		var groups [][][2]float64
+		var perRep []float64
+		npairs := 0
+		for _, rep := range reps {
+			var g [][2]float64
+			var ratios []float64
+			for _, p := range rep {
+				if x, y, ok := k.pair(p); ok {
+					g = append(g, [2]float64{x, y})
+					ratios = append(ratios, x/y)
+				}
+			}
+			if len(g) > 0 {
+				gm, _, _ := stats.GeoMeanCI(ratios, 0.95)
+				groups, perRep, npairs = append(groups, g), append(perRep, gm), npairs+len(g)
+			}
+		}
+		if npairs == 0 {
 			pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), "0", "–", "–", "–"})
 			continue
 		}
-		npairs := 0
-		for _, g := range pairs[i] {
-			npairs += len(g)
-		}
-		reps := slices.Sorted(maps.Keys(pairs[i]))
-		groups := make([][][2]float64, len(reps))
-		// The A/A ratio of each repetition, over its steps: repetitions
-		// are independent, steps of one are not, so whether the ratio
-		// departs from 1 is judged over repetitions (not with one).
-		perRep := make([]float64, len(reps))
-		for j, r := range reps {
-			groups[j] = pairs[i][r]
-			ratios := make([]float64, len(groups[j]))
-			for m, p := range groups[j] {
-				ratios[m] = p[0] / p[1]
-			}
-			perRep[j], _, _ = stats.GeoMeanCI(ratios, 0.95)
-		}
-		s := stats.GroupedLogSpread(groups)
+		s := stats.LogSpread(groups)
 		model[k.kind] = s
 		gm, lo, hi := stats.GeoMeanCI(perRep, 0.95)
 		contains := "–"
@@ -117,7 +121,7 @@ func noiseModel(ds *analysis.Dataset) noise {
 			contains = "NO"
 			biased = append(biased, fmt.Sprintf("%s (the second deployment at %.3f× the first, 95%% interval %.3f–%.3f)", k.words, gm, lo, hi))
 		}
-		pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), fmt.Sprintf("%d in %d repetition(s), %d degrees of freedom", npairs, len(reps), s.DF),
+		pooled.Rows = append(pooled.Rows, []string{k.words, string(k.kind), fmt.Sprintf("%d in %d repetition(s), %d degrees of freedom", npairs, len(groups), s.DF),
 			fmt.Sprintf("%s (%s–%s)", analysis.Pct(s.Sigma), analysis.Pct(s.Lo), analysis.Pct(s.Hi)), ratioCell(perRep), contains})
 	}
 	sec.Tables = append(sec.Tables, pooled, perStep)

@@ -10,10 +10,9 @@
 // unbounded interval stays unbounded), PairedRunRatio (runs made in pairs)
 // and RunDiff (difference of means, Welch). Run-to-run noise: a Spread is
 // the standard deviation of one deployment's value with its χ² interval,
-// from A/A pairs (LogSpread for ratios, GroupedLogSpread when pairs share
-// their deployments, as the steps of one repetition do, DiffSpread for
-// differences) or
-// from independent runs of one system (SampleSpread); Spread.RatioCI and
+// from A/A pairs grouped by the deployments they share (LogSpread for
+// ratios, DiffSpread for differences) or from independent runs of one
+// system (SampleSpread); Spread.RatioCI and
 // Spread.DiffCI give a comparison of single runs the interval that
 // repetitions would otherwise give. Within one run:
 // BlockBootstrapCI, a circular-block bootstrap over the time-ordered

@@ -9,7 +9,7 @@ import (
 // Spread is the run-to-run standard deviation of a quantity's log across
 // deployments: how far one run of a system lands from another run of the
 // same system, as a fraction (σ = 0.1 is about ±10%). Lo and Hi are the
-// 95% χ² interval of Sigma; DF is the number of A/A pairs it rests on.
+// 95% χ² interval of Sigma; DF is the degrees of freedom it rests on.
 // DiffSpread and SampleSpread fill it for a quantity's values instead of
 // its logs, and for a sample of runs (DF = runs − 1).
 type Spread struct {
@@ -22,57 +22,43 @@ const spreadLevel = 0.95
 
 // LogSpread estimates the run-to-run spread from A/A pairs: each pair is
 // the same quantity (same step, same repetition) from two deployments of
-// the same system. With the deployments' logs independent N(μ, σ²),
-// d = log(a/b) is N(0, 2σ²), so Σd²/(2σ²) is χ² with n degrees of freedom
-// and σ̂² = Σd²/(2n); the interval inverts that χ². The mean of d is taken
-// as 0, not estimated: the twins are the same system by design, so every
-// pair adds a whole degree of freedom, and a design that is biased (d
-// centred away from 0) shows up as a larger σ̂, the safe direction for a
-// noise model. All fields NaN (DF 0) with no pairs or any value not
-// positive and finite.
-func LogSpread(pairs [][2]float64) Spread {
-	ds := make([]float64, len(pairs))
-	for i, p := range pairs {
-		for _, x := range p {
-			if !(x > 0) || math.IsInf(x, 1) {
-				return noSpread()
-			}
-		}
-		ds[i] = math.Log(p[0] / p[1])
-	}
-	return pairSpread(ds)
-}
-
-// GroupedLogSpread is LogSpread for A/A pairs that come in groups sharing
-// their two deployments: the steps of one repetition are measured on the
-// same first deployment and the same twin, so a deployment's luck is in
-// every pair of its group, and the pairs are not independent. With
-// d = δ + ε (δ the group's deployment difference, variance a, shared; ε the
-// step's own, variance b), σ̂² = Σd²/2n estimates the same σ² as LogSpread,
-// but Σd² is χ²-like with Satterthwaite's effective degrees of freedom
+// the same system, and pairs come in groups that share their two
+// deployments (the steps of one repetition; a pair of independent loads is
+// a group of its own). With the deployments' logs N(μ, σ²), d = log(a/b)
+// is N(0, 2σ²) and σ̂² = Σd²/(2n) over n pairs. The mean of d is taken as
+// 0, not estimated: the twins are the same system by design, and a design
+// that is biased (d centred away from 0) shows up as a larger σ̂, the safe
+// direction for a noise model.
+//
+// Within a group a deployment's luck is in every pair, so the pairs are
+// not independent. With d = δ + ε (δ the group's deployment difference,
+// variance a, shared; ε the step's own, variance b), Σd² is χ²-like with
+// Satterthwaite's effective degrees of freedom
 // ν = (Σ S(a+b))² / Σ (a²S² + 2abS + b²S) over groups of S pairs: n when
-// deployments add nothing (a = 0), the number of groups when steps add
-// nothing (b = 0). b is estimated within groups, a from the groups'
-// means; with one pair a group, ν is the number of pairs, as LogSpread's.
-// DF is ν rounded down (at least 1), the conservative side for t. All NaN
-// (DF 0) with no pairs or any value not positive and finite.
-func GroupedLogSpread(groups [][][2]float64) Spread {
+// deployments add nothing (a = 0), about the number of groups when steps
+// add nothing (b = 0), and n for groups of one pair, whose χ² is then
+// exact. b is estimated within groups, a from the groups' means; DF is ν
+// rounded down (at least 1), the conservative side for t. All NaN (DF 0)
+// with no pairs or any value not positive and finite.
+func LogSpread(groups [][][2]float64) Spread {
 	return groupedSpread(groups, func(p [2]float64) (float64, bool) {
 		ok := p[0] > 0 && p[1] > 0 && !math.IsInf(p[0], 1) && !math.IsInf(p[1], 1)
 		return math.Log(p[0] / p[1]), ok
 	})
 }
 
-// GroupedDiffSpread is GroupedLogSpread for a quantity compared by
-// difference (as DiffSpread is LogSpread's).
-func GroupedDiffSpread(groups [][][2]float64) Spread {
+// DiffSpread is LogSpread for a quantity compared by difference rather
+// than ratio (an error rate, often 0): the spread of the values
+// themselves, from d = a − b. All NaN with no pairs or any value not
+// finite.
+func DiffSpread(groups [][][2]float64) Spread {
 	return groupedSpread(groups, func(p [2]float64) (float64, bool) {
 		return p[0] - p[1], finite(p[:])
 	})
 }
 
 // groupedSpread is the spread of the pairs' differences d (by diff),
-// grouped as GroupedLogSpread says.
+// grouped as LogSpread says.
 func groupedSpread(groups [][][2]float64, diff func([2]float64) (float64, bool)) Spread {
 	var ds [][]float64
 	n, ss := 0, 0.0
@@ -112,7 +98,7 @@ func groupedSpread(groups [][][2]float64, diff func([2]float64) (float64, bool))
 	// its upper 80% bound: an a that came out small by chance would count
 	// the pairs as independent and narrow the interval just where the luck
 	// of a few deployments is least known. 80% is the calibration test's
-	// (TestGroupedLogSpreadCoverage): the central estimate covered 89% with
+	// (TestLogSpreadCoverageOfSharedDeployments): the central estimate covered 89% with
 	// one repetition, the 97.5% bound 98–99% where steps dominate; this
 	// one covers 93.5–97.6% across the regimes tested.
 	var means, inv float64
@@ -132,30 +118,7 @@ func groupedSpread(groups [][][2]float64, diff func([2]float64) (float64, bool))
 	if den > 0 {
 		nu = num * num / den
 	}
-	sigma2 := ss / 2 / float64(n)
-	chi := distuv.ChiSquared{K: nu}
-	alpha := 1 - spreadLevel
-	return Spread{
-		Sigma: math.Sqrt(sigma2),
-		Lo:    math.Sqrt(sigma2 * nu / chi.Quantile(1-alpha/2)),
-		Hi:    math.Sqrt(sigma2 * nu / chi.Quantile(alpha/2)),
-		DF:    max(1, int(nu)),
-	}
-}
-
-// DiffSpread is LogSpread for a quantity compared by difference rather
-// than ratio (an error rate, often 0): the spread of the values
-// themselves, from d = a − b. All NaN with no pairs or any value not
-// finite.
-func DiffSpread(pairs [][2]float64) Spread {
-	ds := make([]float64, len(pairs))
-	for i, p := range pairs {
-		if !finite(p[:]) {
-			return noSpread()
-		}
-		ds[i] = p[0] - p[1]
-	}
-	return pairSpread(ds)
+	return chiSpread(ss/2/float64(n), nu)
 }
 
 // SampleSpread is the spread of independent runs of one system: their
@@ -171,31 +134,19 @@ func SampleSpread(xs []float64) Spread {
 	for _, x := range xs {
 		ss += sq(x - m)
 	}
-	return chiSpread(ss, len(xs)-1)
+	df := float64(len(xs) - 1)
+	return chiSpread(ss/df, df)
 }
 
-// pairSpread is the spread from the differences of A/A pairs, each of
-// variance 2σ².
-func pairSpread(ds []float64) Spread {
-	if len(ds) == 0 {
-		return noSpread()
-	}
-	var ss float64
-	for _, d := range ds {
-		ss += sq(d)
-	}
-	return chiSpread(ss/2, len(ds))
-}
-
-// chiSpread is σ̂ = √(ss/df) with the interval from ss/σ² ~ χ²(df).
-func chiSpread(ss float64, df int) Spread {
-	chi := distuv.ChiSquared{K: float64(df)}
+// chiSpread is σ̂ = √sigma2 with the interval from ν·σ̂²/σ² ~ χ²(ν).
+func chiSpread(sigma2, nu float64) Spread {
+	chi := distuv.ChiSquared{K: nu}
 	alpha := 1 - spreadLevel
 	return Spread{
-		Sigma: math.Sqrt(ss / float64(df)),
-		Lo:    math.Sqrt(ss / chi.Quantile(1-alpha/2)),
-		Hi:    math.Sqrt(ss / chi.Quantile(alpha/2)),
-		DF:    df,
+		Sigma: math.Sqrt(sigma2),
+		Lo:    math.Sqrt(sigma2 * nu / chi.Quantile(1-alpha/2)),
+		Hi:    math.Sqrt(sigma2 * nu / chi.Quantile(alpha/2)),
+		DF:    max(1, int(nu)),
 	}
 }
 

@@ -14,7 +14,7 @@ func TestLogSpreadInvalid(t *testing.T) {
 		"NaN":      {{math.NaN(), 1}},
 		"infinite": {{math.Inf(1), 1}},
 	} {
-		s := LogSpread(pairs)
+		s := LogSpread(singles(pairs))
 		if !math.IsNaN(s.Sigma) || !math.IsNaN(s.Lo) || !math.IsNaN(s.Hi) || s.DF != 0 {
 			t.Errorf("%s: LogSpread = %+v, want all NaN and DF 0", name, s)
 		}
@@ -23,7 +23,7 @@ func TestLogSpreadInvalid(t *testing.T) {
 
 func TestLogSpreadExact(t *testing.T) {
 	// log(a/b) = ±0.2 in both pairs: σ̂² = (0.04+0.04)/(2·2) = 0.02.
-	s := LogSpread([][2]float64{{math.Exp(0.2), 1}, {1, math.Exp(0.2)}})
+	s := LogSpread(singles([][2]float64{{math.Exp(0.2), 1}, {1, math.Exp(0.2)}}))
 	if s.DF != 2 || math.Abs(s.Sigma-math.Sqrt(0.02)) > 1e-12 {
 		t.Fatalf("LogSpread = %+v, want Sigma %.6f and DF 2", s, math.Sqrt(0.02))
 	}
@@ -49,7 +49,7 @@ func TestLogSpreadCoverage(t *testing.T) {
 				level := 100 * math.Exp(rng.NormFloat64()) // the step's own level, cancels in the ratio
 				pairs[i] = [2]float64{level * math.Exp(tc.sigma*rng.NormFloat64()), level * math.Exp(tc.sigma*rng.NormFloat64())}
 			}
-			if s := LogSpread(pairs); s.Lo <= tc.sigma && tc.sigma <= s.Hi {
+			if s := LogSpread(singles(pairs)); s.Lo <= tc.sigma && tc.sigma <= s.Hi {
 				covered++
 			}
 		}
@@ -65,11 +65,11 @@ func TestLogSpreadCoverage(t *testing.T) {
 
 func TestDiffAndSampleSpread(t *testing.T) {
 	// Differences 0.02 and −0.02: σ̂² = (0.0004+0.0004)/(2·2) = 0.0002.
-	if s := DiffSpread([][2]float64{{0.03, 0.01}, {0, 0.02}}); s.DF != 2 || math.Abs(s.Sigma-math.Sqrt(0.0002)) > 1e-12 {
+	if s := DiffSpread(singles([][2]float64{{0.03, 0.01}, {0, 0.02}})); s.DF != 2 || math.Abs(s.Sigma-math.Sqrt(0.0002)) > 1e-12 {
 		t.Errorf("DiffSpread = %+v, want Sigma %.6f and DF 2", s, math.Sqrt(0.0002))
 	}
 	// Error rates are often 0 on both sides: a spread of 0, not NaN.
-	if s := DiffSpread([][2]float64{{0, 0}}); s.Sigma != 0 || s.DF != 1 {
+	if s := DiffSpread(singles([][2]float64{{0, 0}})); s.Sigma != 0 || s.DF != 1 {
 		t.Errorf("DiffSpread of zeros = %+v, want 0 with DF 1", s)
 	}
 	// 1, 2, 3: the sample standard deviation 1 on 2 degrees of freedom.
@@ -80,8 +80,8 @@ func TestDiffAndSampleSpread(t *testing.T) {
 		"one run":        SampleSpread([]float64{1}),
 		"NaN run":        SampleSpread([]float64{1, math.NaN()}),
 		"no pairs":       DiffSpread(nil),
-		"infinite pair":  DiffSpread([][2]float64{{math.Inf(1), 0}}),
-		"NaN difference": DiffSpread([][2]float64{{math.NaN(), 0}}),
+		"infinite pair":  DiffSpread(singles([][2]float64{{math.Inf(1), 0}})),
+		"NaN difference": DiffSpread(singles([][2]float64{{math.NaN(), 0}})),
 	} {
 		if !math.IsNaN(s.Sigma) || s.DF != 0 {
 			t.Errorf("%s: %+v, want NaN", name, s)
@@ -132,7 +132,7 @@ func TestSpreadRatioCICoverage(t *testing.T) {
 				pairs[i] = [2]float64{math.Exp(sigma * rng.NormFloat64()), math.Exp(sigma * rng.NormFloat64())}
 			}
 			ratio := truth * math.Exp(sigma*rng.NormFloat64()) / math.Exp(sigma*rng.NormFloat64())
-			if lo, hi := LogSpread(pairs).RatioCI(ratio, 1, 1, 0.95); lo <= truth && truth <= hi {
+			if lo, hi := LogSpread(singles(pairs)).RatioCI(ratio, 1, 1, 0.95); lo <= truth && truth <= hi {
 				covered++
 			}
 		}
@@ -144,20 +144,21 @@ func TestSpreadRatioCICoverage(t *testing.T) {
 	}
 }
 
-// TestGroupedLogSpreadCoverage draws A/A pairs as a run measures them: in
-// each repetition every step is measured on the same two deployments, so a
-// deployment's luck (σD) is shared by its steps and only the step's own
-// noise (σE) is fresh. The true spread of one deployment's step value is
-// √(σD² + σE²). GroupedLogSpread's interval must cover it about 95% of the
-// time whichever dominates; LogSpread, which counts every pair as
-// independent, covers it far less when the deployment's luck dominates.
-func TestGroupedLogSpreadCoverage(t *testing.T) {
+// TestLogSpreadCoverageOfSharedDeployments draws A/A pairs as a run
+// measures them: in each repetition every step is measured on the same two
+// deployments, so a deployment's luck (σD) is shared by its steps and only
+// the step's own noise (σE) is fresh. The true spread of one deployment's
+// step value is √(σD² + σE²). LogSpread's interval, given the repetitions
+// as groups, must cover it about 95% of the time whichever dominates; told
+// that every pair is a group of its own (independent), it covers it far
+// less when the deployment's luck dominates.
+func TestLogSpreadCoverageOfSharedDeployments(t *testing.T) {
 	const trials = 4000
 	for _, tc := range []struct {
 		name           string
 		sigmaD, sigmaE float64
 		reps, steps    int
-		ungroupedBelow float64 // LogSpread's coverage is under this; 0: not checked
+		ungroupedBelow float64 // coverage with every pair its own group is under this; 0: not checked
 	}{
 		{"deployments dominate, one repetition", 0.2, 0.02, 1, 8, 0.5},
 		{"deployments dominate, three repetitions", 0.2, 0.02, 3, 8, 0.8},
@@ -180,10 +181,10 @@ func TestGroupedLogSpreadCoverage(t *testing.T) {
 					all = append(all, p)
 				}
 			}
-			if s := GroupedLogSpread(groups); s.Lo <= sigma && sigma <= s.Hi {
+			if s := LogSpread(groups); s.Lo <= sigma && sigma <= s.Hi {
 				grouped++
 			}
-			if s := LogSpread(all); s.Lo <= sigma && sigma <= s.Hi {
+			if s := LogSpread(singles(all)); s.Lo <= sigma && sigma <= s.Hi {
 				ungrouped++
 			}
 		}
@@ -198,35 +199,27 @@ func TestGroupedLogSpreadCoverage(t *testing.T) {
 	}
 }
 
-// With one pair a group, no pair shares a deployment: the grouped spreads
-// are the ungrouped ones, value and degrees of freedom. A value that is
-// not finite (or not positive, for logs) leaves no spread.
-func TestGroupedSpreadsOfSingletonsAreTheUngrouped(t *testing.T) {
-	pairs := [][2]float64{{1.2, 1}, {0.9, 1.1}, {2, 2.5}, {1, 1.05}}
-	singles := make([][][2]float64, len(pairs))
-	for i, p := range pairs {
-		singles[i] = [][2]float64{p}
-	}
-	for _, tc := range []struct {
-		name               string
-		grouped, ungrouped Spread
-	}{
-		{"log", GroupedLogSpread(singles), LogSpread(pairs)},
-		{"diff", GroupedDiffSpread(singles), DiffSpread(pairs)},
-	} {
-		g, u := tc.grouped, tc.ungrouped
-		if g.DF != u.DF || math.Abs(g.Sigma-u.Sigma) > 1e-12 || math.Abs(g.Lo-u.Lo) > 1e-9 || math.Abs(g.Hi-u.Hi) > 1e-9 {
-			t.Errorf("%s: grouped %+v, ungrouped %+v", tc.name, g, u)
-		}
-	}
+// A value that is not finite (or not positive, for logs), in any group,
+// leaves no spread; empty groups add nothing.
+func TestGroupedSpreadsInvalid(t *testing.T) {
 	for name, s := range map[string]Spread{
-		"log of 0":  GroupedLogSpread([][][2]float64{{{1, 1}, {0, 1}}}),
-		"diff NaN":  GroupedDiffSpread([][][2]float64{{{1, math.NaN()}}}),
-		"no pairs":  GroupedLogSpread([][][2]float64{{}, nil}),
-		"log of −1": GroupedLogSpread([][][2]float64{{{-1, 1}}}),
+		"log of 0":  LogSpread([][][2]float64{{{1, 1}, {0, 1}}}),
+		"diff NaN":  DiffSpread([][][2]float64{{{1, math.NaN()}}}),
+		"no pairs":  LogSpread([][][2]float64{{}, nil}),
+		"log of −1": LogSpread([][][2]float64{{{-1, 1}}}),
 	} {
 		if !math.IsNaN(s.Sigma) || s.DF != 0 {
 			t.Errorf("%s: %+v, want no spread", name, s)
 		}
 	}
+}
+
+// singles makes each pair a group of its own: independent loads, which
+// share no deployment.
+func singles(pairs [][2]float64) [][][2]float64 {
+	out := make([][][2]float64, len(pairs))
+	for i, p := range pairs {
+		out[i] = [][2]float64{p}
+	}
+	return out
 }
