@@ -36,6 +36,19 @@ type Process struct {
 	gone atomic.Bool
 	// lease names the group in this process's lease until it is gone.
 	lease string
+	// stopping is how the Stop that signalled it went; written under
+	// stopMu.
+	stopping Stopping
+}
+
+// Stopping is how a Stop ended a process that was still running: how long
+// after SIGTERM its group was gone, and whether it had to be SIGKILLed
+// after the grace. A service that promises a clean shutdown is held to it
+// by these, and by ExitErr.
+type Stopping struct {
+	Signalled bool // Stop sent SIGTERM; false if it had ended before
+	After     time.Duration
+	Killed    bool
 }
 
 // Start starts s in its own process group. ctx only bounds the start itself;
@@ -168,6 +181,7 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 	if p.finished() {
 		return nil
 	}
+	began := time.Now()
 	if err := p.signalGroup(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("stop %s: %w", p.name, err)
 	}
@@ -178,9 +192,19 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 	err := p.waitGone(graceCtx)
 	cancel()
 	if err == nil {
+		p.stopping = Stopping{Signalled: true, After: time.Since(began)}
 		return nil
 	}
-	return p.killGroup("stop")
+	err = p.killGroup("stop")
+	p.stopping = Stopping{Signalled: true, After: time.Since(began), Killed: true}
+	return err
+}
+
+// Stopping is how the last Stop went.
+func (p *Process) Stopping() Stopping {
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	return p.stopping
 }
 
 // Crash SIGKILLs the group, as a crash would end it, and returns once the

@@ -46,6 +46,11 @@ func TestStopKillsWholeGroup(t *testing.T) {
 			if procfs.Alive(gpid) {
 				t.Errorf("grandchild %d still alive after Stop", gpid)
 			}
+			// The leader obeys SIGTERM; the group is gone only with its
+			// last member, which a TERM-ignoring grandchild makes a kill.
+			if st := p.Stopping(); !st.Signalled || st.Killed != (tt.minTime > 0) || st.After < tt.minTime {
+				t.Errorf("Stopping() = %+v, want signalled, killed %v, after at least %v", st, tt.minTime > 0, tt.minTime)
+			}
 			select {
 			case <-p.Done():
 			default:
@@ -66,6 +71,9 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 		t.Errorf("Stop took %v, want at least the grace %v", took, grace)
 	}
 	assertSignaled(t, p, syscall.SIGKILL)
+	if st := p.Stopping(); !st.Signalled || !st.Killed || st.After < grace {
+		t.Errorf("Stopping() = %+v, want signalled and killed after at least %v", st, grace)
+	}
 }
 
 func TestStopCancelledContextKillsAtOnce(t *testing.T) {
@@ -89,6 +97,9 @@ func TestStopIsIdempotent(t *testing.T) {
 		if err := p.Stop(context.Background(), time.Second); err != nil {
 			t.Fatalf("Stop #%d after exit: %v", i+1, err)
 		}
+	}
+	if st := p.Stopping(); st != (proc.Stopping{}) {
+		t.Errorf("Stopping() of a process that ended by itself = %+v, want zero", st)
 	}
 	if err := p.Kill(); err != nil {
 		t.Errorf("Kill after exit: %v", err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/msbench/msbench/internal/proc"
 )
 
 // Instance is one running replica of a service, or the server of a
@@ -78,6 +80,36 @@ func (d *Deployment) Terminate(instance string) error {
 	return fmt.Errorf("terminate %s: no such instance of a service", instance)
 }
 
+// Pause stops every instance of a service or dependency where it stands
+// (SIGSTOP), as a hung process; Resume continues it.
+func (d *Deployment) Pause(name string) error { return d.act(context.Background(), actPause, name) }
+
+// Resume continues what Pause stopped.
+func (d *Deployment) Resume(name string) error { return d.act(context.Background(), actResume, name) }
+
 // Stop ends everything the deployment started, in the reverse of the
 // start order, and removes its files. A second Stop does nothing.
 func (d *Deployment) Stop() error { return d.stop() }
+
+// Exit is how an instance of a service ended when Stop stopped it.
+type Exit struct {
+	Instance string
+	Log      string
+	// Err is its exit error, nil for status 0.
+	Err error
+	proc.Stopping
+}
+
+// Exits are how Stop ended the services' instances that were still
+// running, in start order; one a fault had ended (Kill, Terminate) is not
+// among them. A service's promise of a clean shutdown (status 0 on
+// SIGTERM, within the grace) is checked on these.
+func (d *Deployment) Exits() []Exit {
+	var out []Exit
+	for _, in := range d.instances {
+		if st := in.proc.Stopping(); !in.dep && st.Signalled {
+			out = append(out, Exit{Instance: in.name, Log: in.proc.LogPath(), Err: in.proc.ExitErr(), Stopping: st})
+		}
+	}
+	return out
+}

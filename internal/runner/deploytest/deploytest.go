@@ -28,8 +28,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/msbench/msbench/internal/checkout"
+	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -112,6 +114,27 @@ func (l *Lab) Start(ctx context.Context, t testing.TB, opts Options) *runner.Dep
 		}
 	})
 	return d
+}
+
+// StopCleanly stops d now and fails t for every instance of a service
+// that did not end by itself, with status 0, within the grace after
+// SIGTERM, as a study's services promise to; the tail of its log says
+// why. It returns how each ended, for a test to say more.
+func StopCleanly(t testing.TB, d *runner.Deployment) []runner.Exit {
+	t.Helper()
+	if err := d.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	exits := d.Exits()
+	for _, e := range exits {
+		switch {
+		case e.Killed:
+			t.Errorf("%s still ran after SIGTERM and its grace, and was killed; log:\n%s", e.Instance, proc.LogTail(e.Log, 20))
+		case e.Err != nil:
+			t.Errorf("%s ended %v after SIGTERM with %v; log:\n%s", e.Instance, e.After.Round(time.Millisecond), e.Err, proc.LogTail(e.Log, 20))
+		}
+	}
+	return exits
 }
 
 // variant is the first of the matrix with the values asked.

@@ -2,9 +2,11 @@ package deploytest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +118,22 @@ func TestStartDeploysTheStudyFile(t *testing.T) {
 	if status, _, err := hello(t, front); err != nil || status != http.StatusOK {
 		t.Fatalf("front with its backend restarted answered %d %v", status, err)
 	}
+	// Paused, the backend takes requests it does not answer; resumed, it
+	// answers them.
+	if err := d.Pause("backend"); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 300 * time.Millisecond}
+	if resp, err := c.Get("http://" + backend[0].Addr + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("paused backend answered %d", resp.StatusCode)
+	}
+	if err := d.Resume("backend"); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, err := hello(t, backend[0].Addr); err != nil || status != http.StatusOK {
+		t.Fatalf("resumed backend answered %d %v", status, err)
+	}
 	if err := d.Terminate("front"); err != nil {
 		t.Fatal(err)
 	}
@@ -130,5 +148,53 @@ func TestStartDeploysTheStudyFile(t *testing.T) {
 	}
 	if status, _, err := hello(t, crashing.Addr("front")); err == nil {
 		t.Fatalf("second request answered %d, want none: CRASH_AFTER=1 was not set", status)
+	}
+}
+
+// failures records what a check reports instead of failing the test.
+type failures struct {
+	testing.TB
+	errs []string
+}
+
+func (f *failures) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
+func (f *failures) Helper() {}
+
+// StopCleanly passes a service that exits 0 on SIGTERM and fails, saying
+// why, one that SIGTERM ends by its signal and one that must be killed.
+func TestStopCleanlyHoldsServicesToTheirPromise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts services")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	lab := Open(ctx, t, tiny, "")
+	for _, c := range []struct {
+		action string
+		says   []string // what the failures say, one per instance
+	}{
+		{"clean", nil},
+		{"", []string{"backend ended", "front ended"}},
+		{"ignore", []string{"backend still ran", "front still ran"}},
+	} {
+		t.Run("TERM_ACTION="+c.action, func(t *testing.T) {
+			env := map[string]string{"TERM_ACTION": c.action}
+			d := lab.Start(ctx, t, Options{Env: map[string]map[string]string{"backend": env, "front": env}})
+			f := &failures{TB: t}
+			exits := StopCleanly(f, d)
+			if len(exits) != 2 || exits[0].Instance != "backend" || exits[1].Instance != "front" {
+				t.Fatalf("exits %+v, want backend's and front's", exits)
+			}
+			if len(f.errs) != len(c.says) {
+				t.Fatalf("%d failures, want %d: %q", len(f.errs), len(c.says), f.errs)
+			}
+			for i, w := range c.says {
+				if !strings.Contains(f.errs[i], w) {
+					t.Errorf("failure %q lacks %q", f.errs[i], w)
+				}
+			}
+		})
 	}
 }

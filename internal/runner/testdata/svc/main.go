@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -32,6 +34,19 @@ func main() {
 			log.Fatalf("cannot reach %s: %v", dial, err)
 		}
 		c.Close()
+	}
+	// TERM_ACTION: "clean" exits 0 on SIGTERM, "ignore" must be killed; unset,
+	// the signal ends it.
+	switch os.Getenv("TERM_ACTION") {
+	case "clean":
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			os.Exit(0)
+		}()
+	case "ignore":
+		signal.Ignore(syscall.SIGTERM)
 	}
 	var served atomic.Int64
 	mux := http.NewServeMux()
