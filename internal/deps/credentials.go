@@ -18,6 +18,9 @@ const (
 // strings or config files.
 func newPassword() string { return rand.Text() }
 
+// credentialKeys are what credentials gives.
+var credentialKeys = []string{"user", "password", "database"}
+
 func credentials(password string) map[string]string {
 	return map[string]string{"user": dbUser, "password": password, "database": dbName}
 }

@@ -57,6 +57,21 @@ func Kinds() []Kind {
 	return kinds
 }
 
+// commonKeys are the placeholders of every kind: where it listens, and
+// how a client connects.
+var commonKeys = []string{"addr", "host", "port", "url"}
+
+// Keys are the placeholders an instance of kind offers (Instance.Values),
+// sorted.
+func Keys(kind Kind) ([]string, error) {
+	newServer, ok := servers[kind]
+	if !ok {
+		_, err := ParseKind(string(kind))
+		return nil, err
+	}
+	return slices.Sorted(slices.Values(slices.Concat(commonKeys, newServer().keys()))), nil
+}
+
 // ParseKind returns the kind named s, or an error listing the known kinds.
 func ParseKind(s string) (Kind, error) {
 	if _, ok := servers[Kind(s)]; ok {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -68,6 +69,10 @@ func testLifecycle(t *testing.T, kind Kind, c client) {
 		t.Fatalf("use: %v", err)
 	}
 	checkCredentials(ctx, t, in, c)
+	// What a study file may name before anything starts is what starts.
+	if keys, err := Keys(kind); err != nil || !slices.Equal(keys, slices.Sorted(maps.Keys(in.Values))) {
+		t.Errorf("Keys(%s) = %v (%v), the instance's values have %v", kind, keys, err, slices.Sorted(maps.Keys(in.Values)))
+	}
 	addr, url := in.Addr, in.URL
 	first := in.Processes()
 	if want := in.Name + "/" + c.server; first[0].Name() != want {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/go-sql-driver/mysql"
@@ -80,6 +81,8 @@ func (s *mariadb) config(e *env) *mysql.Config {
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = dbUser, s.password, "tcp", e.addr(), dbName
 	return cfg
 }
+
+func (*mariadb) keys() []string { return append(slices.Clone(credentialKeys), "dsn") }
 
 func (s *mariadb) values(e *env) map[string]string {
 	v := credentials(s.password)

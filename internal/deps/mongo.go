@@ -57,6 +57,8 @@ func (s *mongo) init(ctx context.Context, e *env) error {
 func (s *mongo) url(e *env) string { return "mongodb://" + e.addr() + "/" }
 
 // Mongo creates a database on its first write; msbench is the name to use.
+func (*mongo) keys() []string { return []string{"database"} }
+
 func (s *mongo) values(*env) map[string]string { return map[string]string{"database": dbName} }
 
 func (s *mongo) launches(e *env) []launch {

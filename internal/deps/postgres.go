@@ -74,6 +74,8 @@ func (s *postgres) urlFor(e *env, db string) string {
 	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, s.password, s.listenPort(e), db)
 }
 
+func (*postgres) keys() []string { return credentialKeys }
+
 func (s *postgres) values(*env) map[string]string { return credentials(s.password) }
 
 func (s *postgres) launches(e *env) []launch {

@@ -79,6 +79,8 @@ func (s *rabbitmq) url(e *env) string {
 	return "amqp://" + dbUser + ":" + s.password + "@" + e.addr() + "/"
 }
 
+func (*rabbitmq) keys() []string { return []string{"user", "password"} }
+
 func (s *rabbitmq) values(*env) map[string]string {
 	return map[string]string{"user": dbUser, "password": s.password}
 }

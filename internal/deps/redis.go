@@ -49,6 +49,8 @@ func (s *redis) config() string { return filepath.Join(s.data, "redis.conf") }
 
 func (s *redis) url(e *env) string { return "redis://:" + s.password + "@" + e.addr() + "/0" }
 
+func (*redis) keys() []string { return []string{"password"} }
+
 func (s *redis) values(*env) map[string]string { return map[string]string{"password": s.password} }
 
 func (s *redis) launches(e *env) []launch {

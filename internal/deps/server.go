@@ -25,8 +25,10 @@ type server interface {
 	init(ctx context.Context, e *env) error
 	url(e *env) string
 	// values are the kind's own placeholders besides addr, host, port and
-	// url.
+	// url; keys names them before anything starts, for a study file's
+	// placeholders to be checked against.
 	values(e *env) map[string]string
+	keys() []string
 	launches(e *env) []launch
 }
 

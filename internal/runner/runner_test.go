@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -243,16 +242,6 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 		defer c.cancel()
 	}
 	return c.w.Write(p)
-}
-
-func TestStudyKnowsEveryDependencyKind(t *testing.T) {
-	var kinds []string
-	for _, k := range deps.Kinds() {
-		kinds = append(kinds, string(k))
-	}
-	if !slices.Equal(kinds, study.DependencyKinds) {
-		t.Fatalf("deps offers %v, study files accept %v", kinds, study.DependencyKinds)
-	}
 }
 
 func TestHooksEventsTagsAndFreshRestarts(t *testing.T) {

@@ -134,6 +134,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"cycle", [2]string{"ready: {tcp: \"{addr}\"}", "ready: {tcp: \"{addr}\"}\n    after: [api]"}, "start order has a cycle"},
 		{"unknown dependency kind", [2]string{"kind: postgres", "kind: oracle"}, "demo.yaml:5: dependencies.pg.kind: unknown"},
 		{"unknown dependency key", [2]string{"{dep.pg.url}", "{dep.pg.uri}"}, "{dep.pg.uri}: want {dep.NAME.KEY}"},
+		// MariaDB offers a dsn, Postgres does not: caught before anything starts.
+		{"key of another kind", [2]string{"{dep.pg.url}", "{dep.pg.dsn}"}, "{dep.pg.dsn}: want {dep.NAME.KEY} of a declared dependency, KEY one its kind offers (mariadb: addr, database, dsn,"},
 		{"duplicate key", [2]string{"repetitions: 3", "repetitions: 3\nrepetitions: 4"}, "repetitions: given twice"},
 		{"two actions in an event", [2]string{"iterations: 10", "iterations: 10\n      events: [{at: 1s, kill: db, restart: db}]"}, "demo.yaml:28: load.steps[0].events[0].restart: one action per event"},
 		{"event without at", [2]string{"iterations: 10", "iterations: 10\n      events: [{kill: db}]"}, "demo.yaml:28: load.steps[0].events[0]: an event needs at and one of request, kill, restart, pause, resume, link"},

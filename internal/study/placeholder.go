@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/tokens"
 	"gopkg.in/yaml.v3"
@@ -38,7 +39,7 @@ import (
 var placeholderForms = map[string]string{
 	"build":   "no such build",
 	"service": "want {service.NAME.addr}, {service.NAME.addrs} or {service.NAME.port} of a declared service",
-	"dep":     "want {dep.NAME.KEY} of a declared dependency, KEY one of " + strings.Join(depKeys, ", "),
+	"dep":     "want {dep.NAME.KEY} of a declared dependency, KEY one its kind offers (" + depKeyList() + ")",
 	"setup":   "want {setup.NAME.KEY} of a setup request that captures KEY",
 	"tokens":  "want {tokens.NAME.KEY} of a declared token, KEY one of " + strings.Join(tokens.Keys, ", "),
 	"dataset": "want {dataset.NAME} of a declared dataset",
@@ -61,8 +62,15 @@ func reservedList() string {
 	return strings.Join(slices.Sorted(maps.Keys(reserved)), ", ")
 }
 
-// depKeys are the values every dependency offers (deps.Instance.Values).
-var depKeys = []string{"addr", "host", "port", "url", "user", "password", "database", "dsn"}
+// depKeyList says which values each kind of dependency offers.
+func depKeyList() string {
+	var kinds []string
+	for _, k := range deps.Kinds() {
+		keys, _ := deps.Keys(k) // a kind of the list has keys
+		kinds = append(kinds, string(k)+": "+strings.Join(keys, ", "))
+	}
+	return strings.Join(kinds, "; ")
+}
 
 // The placeholders each part of a study provides.
 
@@ -72,7 +80,12 @@ func (svc *Service) placeholders() []string {
 	return prefixed("service."+svc.Name+".", []string{"addr", "addrs", "port"})
 }
 
-func (dep *Dependency) placeholders() []string { return prefixed("dep."+dep.Name+".", depKeys) }
+// placeholders of a dependency are its kind's values; one of an unknown
+// kind (an error of its own) has none.
+func (dep *Dependency) placeholders() []string {
+	keys, _ := deps.Keys(deps.Kind(dep.Kind))
+	return prefixed("dep."+dep.Name+".", keys)
+}
 
 // placeholders of a setup request are the values it captures.
 func (t *Target) placeholders() []string {

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/hosts"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/loadspec"
@@ -175,8 +176,8 @@ func (dep *dependencySection) validate(d *decoder, field string) {
 	switch {
 	case dep.Kind == "":
 		d.errorf(nil, field, "a dependency needs a kind")
-	case !slices.Contains(DependencyKinds, string(dep.Kind)):
-		d.errorf(nil, join(field, "kind"), "unknown kind %q (known: %s)", dep.Kind, strings.Join(DependencyKinds, ", "))
+	case !slices.Contains(deps.Kinds(), deps.Kind(dep.Kind)):
+		d.errorf(nil, join(field, "kind"), "unknown kind %q (known: %s)", dep.Kind, kindList())
 	}
 }
 

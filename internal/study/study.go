@@ -30,11 +30,12 @@ package study
 
 import (
 	"slices"
+	"strings"
 	"time"
 
-	"github.com/msbench/msbench/internal/tokens"
-
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/tokens"
 )
 
 // Study is one experiment file after a profile has been applied.
@@ -83,9 +84,14 @@ type Dependency struct {
 	Limits Limits `json:"Limits"`
 }
 
-// DependencyKinds are the servers msbench can start (package deps, which
-// the runner's tests hold to this list).
-var DependencyKinds = []string{"mariadb", "mongo", "postgres", "rabbitmq", "redis"}
+// kindList names the servers msbench can start, for messages.
+func kindList() string {
+	var names []string
+	for _, k := range deps.Kinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
 
 // Dependency returns the named dependency or nil.
 func (s *Study) Dependency(name string) *Dependency {
