@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/resources"
 )
 
 // Instance is one running replica of a service, or the server of a
@@ -15,6 +16,9 @@ type Instance struct {
 	Name string // service, or service-N for replicas after the first
 	Addr string
 	Log  string // the file its output goes to
+	// Tmp is a service instance's private TMPDIR ({tmp}), removed with
+	// the deployment; "" for a dependency's process.
+	Tmp string
 }
 
 // Values are the placeholders the deployment provides: the run's,
@@ -37,9 +41,40 @@ func (d *Deployment) Addr(service string) string {
 func (d *Deployment) Instances(name string) []Instance {
 	var out []Instance
 	for _, in := range d.instancesOf(name) {
-		out = append(out, Instance{Name: in.name, Addr: in.addr, Log: in.proc.LogPath()})
+		out = append(out, Instance{Name: in.name, Addr: in.addr, Log: in.proc.LogPath(), Tmp: in.tmp})
 	}
 	return out
+}
+
+// Usage is what an instance (by its Instances name) has used since it
+// started, as a run accounts it: CPU seconds, and memory now and at its
+// peak since the start or ResetPeak. Memory is the instance's cgroup's
+// where there is one (its processes', their page cache's and the
+// kernel's for them), the processes' resident sets where not.
+func (d *Deployment) Usage(instance string) (resources.Usage, error) {
+	t, err := d.tracked(instance)
+	if err != nil {
+		return resources.Usage{}, err
+	}
+	return t.Usage()
+}
+
+// ResetPeak starts an instance's peak memory again from its use now.
+func (d *Deployment) ResetPeak(instance string) error {
+	t, err := d.tracked(instance)
+	if err != nil {
+		return err
+	}
+	return t.ResetPeak()
+}
+
+func (d *Deployment) tracked(instance string) (resources.Tracked, error) {
+	for _, in := range d.instances {
+		if in.name == instance && in.tracked != nil {
+			return in.tracked, nil
+		}
+	}
+	return nil, fmt.Errorf("usage of %s: no such instance accounted", instance)
 }
 
 // killWait bounds how long Kill waits for a process to go after SIGKILL.

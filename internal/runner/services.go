@@ -27,6 +27,7 @@ type instance struct {
 	name    string // service, or service-N for replicas after the first
 	service string
 	addr    string
+	tmp     string // its TMPDIR
 	proc    *proc.Process
 	tracked resources.Tracked
 	dep     bool
@@ -269,7 +270,7 @@ func (d *Deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 	if err != nil {
 		return nil, err
 	}
-	inst := &instance{name: name, service: svc.Name, addr: addr, proc: p, started: started, host: on, svc: svc, replica: replica, shared: shared}
+	inst := &instance{name: name, service: svc.Name, addr: addr, tmp: tmp, proc: p, started: started, host: on, svc: svc, replica: replica, shared: shared}
 	d.instances = append(d.instances, inst)
 	limits := resources.Limits{CPUs: svc.Limits.CPUs, MemoryBytes: svc.Limits.MemoryBytes, CPUSet: c.place.service(svc.Name)}
 	if inst.tracked, err = d.track(c.acct, name, p.Pid(), limits); err != nil {

@@ -46,11 +46,21 @@ type Lab struct {
 // labs numbers the labs of a test binary, whose cgroups must not clash.
 var labs atomic.Int64
 
+// OpenOption changes what Open builds.
+type OpenOption func(*runner.LabOptions)
+
+// WithoutBuilds leaves builds of the study unbuilt, for a test that skips
+// the variants whose toolchain the machine lacks (saying so) and tests
+// the others; a variant that needs one fails to start.
+func WithoutBuilds(names ...string) OpenOption {
+	return func(o *runner.LabOptions) { o.WithoutBuilds = append(o.WithoutBuilds, names...) }
+}
+
 // Open loads the study file with a profile ("" for none), builds what its
 // services need (through the repository's build cache, as msbench run
 // does) and closes the lab at t's cleanup, after every deployment of it
 // has stopped.
-func Open(ctx context.Context, t testing.TB, file, profile string) *Lab {
+func Open(ctx context.Context, t testing.TB, file, profile string, opts ...OpenOption) *Lab {
 	t.Helper()
 	s, err := study.Load(file, profile)
 	if err != nil {
@@ -60,13 +70,17 @@ func Open(ctx context.Context, t testing.TB, file, profile string) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := runner.OpenLab(ctx, s, runner.LabOptions{
+	lo := runner.LabOptions{
 		Root:     root,
 		CacheDir: filepath.Join(root, ".cache", "builds"),
 		DataDir:  filepath.Join(filepath.Dir(root), "shared", "data"),
 		Name:     fmt.Sprintf("test-%d-%d", os.Getpid(), labs.Add(1)),
 		Log:      logWriter{t},
-	})
+	}
+	for _, o := range opts {
+		o(&lo)
+	}
+	l, err := runner.OpenLab(ctx, s, lo)
 	if err != nil {
 		t.Fatalf("open %s: %v", file, err)
 	}
@@ -77,6 +91,11 @@ func Open(ctx context.Context, t testing.TB, file, profile string) *Lab {
 	})
 	return &Lab{study: s, lab: l}
 }
+
+// Values are the placeholders every deployment of the lab shares: root,
+// data, build.NAME, dataset.NAME, tokens.NAME.KEY; known before any
+// deployment starts.
+func (l *Lab) Values() map[string]string { return l.lab.Values() }
 
 // Options choose a deployment's variant and what it changes of the study
 // file.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +107,19 @@ func TestStartDeploysTheStudyFile(t *testing.T) {
 	if len(backend) != 1 || d.Values()["service.backend.addr"] != backend[0].Addr || backend[0].Log == "" {
 		t.Fatalf("backend instances %+v, values %v", backend, d.Values())
 	}
+	front0 := d.Instances("front")[0]
+	if log, err := os.ReadFile(front0.Log); err != nil || front0.Tmp == "" || !strings.Contains(string(log), "TMPDIR "+front0.Tmp+"\n") {
+		t.Errorf("front's Tmp %q is not the TMPDIR its log names (%v):\n%s", front0.Tmp, err, log)
+	}
+	if err := d.ResetPeak("front"); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := d.Usage("front"); err != nil || u.CPUSec() <= 0 || u.CurrentMemBytes <= 0 || u.PeakMemBytes < u.CurrentMemBytes {
+		t.Errorf("front's usage %+v (%v): want CPU spent and memory in use, the peak at least what is used now", u, err)
+	}
+	if _, err := d.Usage("nope"); err == nil {
+		t.Error("usage of no instance: no error")
+	}
 	if err := d.Kill("backend"); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +162,26 @@ func TestStartDeploysTheStudyFile(t *testing.T) {
 	}
 	if status, _, err := hello(t, crashing.Addr("front")); err == nil {
 		t.Fatalf("second request answered %d, want none: CRASH_AFTER=1 was not set", status)
+	}
+}
+
+// A lab without a build deploys no variant that needs it, and says which.
+func TestWithoutBuildsLeavesThemUnbuilt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	lab := Open(ctx, t, tiny, "", WithoutBuilds("svc"))
+	if v, ok := lab.Values()["build.svc"]; ok {
+		t.Fatalf("build.svc = %q, want it unbuilt", v)
+	}
+	v, err := lab.variant(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := lab.lab.Deploy(ctx, lab.study, v, t.TempDir()); err == nil || !strings.Contains(err.Error(), "build.svc") {
+		if err == nil {
+			d.Stop()
+		}
+		t.Fatalf("deploy without its build: %v, want an error naming build.svc", err)
 	}
 }
 
