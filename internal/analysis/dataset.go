@@ -11,6 +11,7 @@ import (
 
 	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
@@ -203,6 +204,12 @@ func rest(v study.Variant) string {
 
 // Median is the median over repetitions of f for one step of one variant;
 // false when nothing was measured.
+// Of reads a summary figure from a unit, for Median and the other
+// readers of units.
+func Of(d summarymetric.Descriptor) func(u *Unit) float64 {
+	return func(u *Unit) float64 { return d.Of(u.Summary) }
+}
+
 func (ds *Dataset) Median(variant, step string, f func(u *Unit) float64) (float64, bool) {
 	units := ds.Units(variant, step)
 	if len(units) == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/stats"
 )
 
@@ -34,9 +35,9 @@ func (k kindFigure) pair(p analysis.AAPair) (twin, base float64, ok bool) {
 }
 
 var kindFigures = []kindFigure{
-	{claims.Latency, "median latency (p50)", func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }},
-	{claims.Tail, "tail latency (p99)", func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }},
-	{claims.Throughput, "throughput", func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS }},
+	{claims.Latency, "median latency (p50)", analysis.Of(summarymetric.P50)},
+	{claims.Tail, "tail latency (p99)", analysis.Of(summarymetric.P99)},
+	{claims.Throughput, "throughput", analysis.Of(summarymetric.Throughput)},
 	{claims.CPU, "CPU time of the services", cpuSeconds},
 	{claims.Memory, "peak memory of the services", func(u *analysis.Unit) float64 { return float64(peakMemory(u)) }},
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
@@ -276,7 +277,7 @@ func variantRow(key string, units []*analysis.Unit) ([]string, float64, float64)
 	}
 	reqs := col(func(u *analysis.Unit) float64 { return float64(u.Summary.Requests) })
 	ok := col(func(u *analysis.Unit) float64 { return 100 * u.Summary.SuccessRate })
-	tput := col(func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS })
+	tput := col(analysis.Of(summarymetric.Throughput))
 	cpu := col(func(u *analysis.Unit) float64 { return 1000 * cpuSeconds(u) / max(float64(u.Summary.Requests), 1) })
 	mem := col(func(u *analysis.Unit) float64 { return float64(peakMemory(u)) / (1 << 20) })
 	warm := col(func(u *analysis.Unit) float64 {
@@ -287,9 +288,9 @@ func variantRow(key string, units []*analysis.Unit) ([]string, float64, float64)
 	})
 	row := []string{key, fmt.Sprint(len(units)), analysis.Num(stats.Median(reqs), 0), analysis.Num(stats.Median(ok), 2),
 		analysis.WithCI(tput, 1, stats.NonNegative),
-		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }), 3, stats.NonNegative),
-		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P90 }), 3, stats.NonNegative),
-		analysis.WithCI(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }), 3, stats.NonNegative),
+		analysis.WithCI(col(analysis.Of(summarymetric.P50)), 3, stats.NonNegative),
+		analysis.WithCI(col(analysis.Of(summarymetric.P90)), 3, stats.NonNegative),
+		analysis.WithCI(col(analysis.Of(summarymetric.P99)), 3, stats.NonNegative),
 		analysis.Num(stats.Median(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })), 3),
 		analysis.WithCI(cpu, 3, stats.NonNegative), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3), auditCell(units)}
 	return row, stats.Median(tput), stats.Median(cpu)

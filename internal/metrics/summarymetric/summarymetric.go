@@ -137,21 +137,28 @@ type Descriptor struct {
 	Quantile float64
 }
 
+// The figures, each named for what it is, for code that reads one of
+// them from a summary (a report's noise model, a study's analysis).
+var (
+	P50 = Descriptor{Name: "p50", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
+		Of: func(s metrics.Summary) float64 { return s.Latency.P50 }, Series: Latencies, Quantile: 0.5}
+	P90 = Descriptor{Name: "p90", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
+		Of: func(s metrics.Summary) float64 { return s.Latency.P90 }, Series: Latencies, Quantile: 0.9}
+	// P95 is read by studies; compare keeps to the figures of All.
+	P95 = Descriptor{Name: "p95", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
+		Of: func(s metrics.Summary) float64 { return s.Latency.P95 }, Series: Latencies, Quantile: 0.95}
+	P99 = Descriptor{Name: "p99", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
+		Of: func(s metrics.Summary) float64 { return s.Latency.P99 }, Series: Latencies, Quantile: 0.99}
+	Mean = Descriptor{Name: "mean", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
+		Of: func(s metrics.Summary) float64 { return s.Latency.Mean }, Series: Latencies}
+	Throughput = Descriptor{Name: "throughput", Unit: RequestsPerSecond, Worse: Down, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
+		Of: func(s metrics.Summary) float64 { return s.ThroughputRPS }, Series: Completions}
+	Errors = Descriptor{Name: "errors", Unit: Share, Worse: Up, Change: Difference, Range: stats.Share, Verdicts: Verdicts{Better: FewerErrors, Worse: MoreErrors},
+		Of: errorShare, Series: Failures}
+)
+
 // All are the figures compare compares, in output order.
-var All = []Descriptor{
-	{Name: "p50", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
-		Of: func(s metrics.Summary) float64 { return s.Latency.P50 }, Series: Latencies, Quantile: 0.5},
-	{Name: "p90", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
-		Of: func(s metrics.Summary) float64 { return s.Latency.P90 }, Series: Latencies, Quantile: 0.9},
-	{Name: "p99", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
-		Of: func(s metrics.Summary) float64 { return s.Latency.P99 }, Series: Latencies, Quantile: 0.99},
-	{Name: "mean", Unit: Milliseconds, Worse: Up, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
-		Of: func(s metrics.Summary) float64 { return s.Latency.Mean }, Series: Latencies},
-	{Name: "throughput", Unit: RequestsPerSecond, Worse: Down, Change: Ratio, Range: stats.NonNegative, Verdicts: speed,
-		Of: func(s metrics.Summary) float64 { return s.ThroughputRPS }, Series: Completions},
-	{Name: "errors", Unit: Share, Worse: Up, Change: Difference, Range: stats.Share, Verdicts: Verdicts{Better: FewerErrors, Worse: MoreErrors},
-		Of: errorShare, Series: Failures},
-}
+var All = []Descriptor{P50, P90, P99, Mean, Throughput, Errors}
 
 // errorShare is the share of a load's requests that failed; NaN for a
 // load that sent none.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/stats"
@@ -198,17 +199,12 @@ func cacheSteady(ds *analysis.Dataset) analysis.Section {
 	sec.Text = append(sec.Text, "Thousands of requests per rate after a warm-up, open model (latency from the intended send time); medians over repetitions.",
 		analysis.NotMeasured(ds.Unmeasured(ds.Steps(steadySteps))))
 	t := analysis.Table{Header: []string{"variant", "rate req/s", "requests", "p50 ms", "p90 ms", "p99 ms", "p99/p50", "errors %"}}
-	for _, q := range []string{"p50", "p99"} {
+	for _, q := range []summarymetric.Descriptor{summarymetric.P50, summarymetric.P99} {
 		var series []plot.XYSeries
 		for _, v := range ds.Variants {
 			s := plot.XYSeries{Name: v.Key(), Points: true}
 			for i, step := range names {
-				val, ok := ds.Median(v.Key(), step, func(u *analysis.Unit) float64 {
-					if q == "p50" {
-						return u.Summary.Latency.P50
-					}
-					return u.Summary.Latency.P99
-				})
+				val, ok := ds.Median(v.Key(), step, analysis.Of(q))
 				if ok {
 					s.X, s.Y = append(s.X, rates[i]), append(s.Y, val)
 				}
@@ -217,8 +213,8 @@ func cacheSteady(ds *analysis.Dataset) analysis.Section {
 				series = append(series, s)
 			}
 		}
-		if svg, err := plot.Lines("steady state: "+q, "rate (requests per second)", q+" latency (ms)", series, plot.Options{LogY: true}); err == nil {
-			sec.Figures = append(sec.Figures, analysis.Figure{Caption: q + " latency against the arrival rate.", SVG: svg})
+		if svg, err := plot.Lines("steady state: "+q.Name, "rate (requests per second)", q.Name+" latency (ms)", series, plot.Options{LogY: true}); err == nil {
+			sec.Figures = append(sec.Figures, analysis.Figure{Caption: q.Name + " latency against the arrival rate.", SVG: svg})
 		}
 	}
 	for _, v := range ds.Variants {
@@ -228,10 +224,10 @@ func cacheSteady(ds *analysis.Dataset) analysis.Section {
 				continue
 			}
 			get := func(f func(u *analysis.Unit) float64) float64 { m, _ := ds.Median(v.Key(), step, f); return m }
-			p50 := get(func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
-			p99 := get(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 })
+			p50 := get(analysis.Of(summarymetric.P50))
+			p99 := get(analysis.Of(summarymetric.P99))
 			t.Rows = append(t.Rows, []string{v.Key(), analysis.Num(rates[i], 0), analysis.Num(get(func(u *analysis.Unit) float64 { return float64(u.Summary.Requests) }), 0),
-				analysis.Num(p50, 3), analysis.Num(get(func(u *analysis.Unit) float64 { return u.Summary.Latency.P90 }), 3), analysis.Num(p99, 3), analysis.Num(p99/p50, 1),
+				analysis.Num(p50, 3), analysis.Num(get(analysis.Of(summarymetric.P90)), 3), analysis.Num(p99, 3), analysis.Num(p99/p50, 1),
 				analysis.Num(get(func(u *analysis.Unit) float64 { return 100 * (1 - u.Summary.SuccessRate) }), 2)})
 		}
 	}
@@ -518,8 +514,9 @@ func cacheMetrics(ds *analysis.Dataset) map[string]claims.Metric {
 				step = names[i]
 			}
 		}
-		p50 := func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }
-		tail := func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 - u.Summary.Latency.P50 }
+		p50 := analysis.Of(summarymetric.P50)
+		p99 := analysis.Of(summarymetric.P99)
+		tail := func(u *analysis.Unit) float64 { return p99(u) - p50(u) }
 		// A claim that a strategy is fastest is every pairwise ratio it
 		// implies, one comparison per rival (a conjunction): the winner
 		// over the best of the others would be biased, the best of several

@@ -13,6 +13,7 @@ import (
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/links"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
@@ -77,8 +78,8 @@ func stagesOf(ds *analysis.Dataset, variant, step string, rep int) faasStages {
 		pre:       med(st("pre")),
 		rpc:       med(st("rpc")),
 		fn:        med(st("fn")),
-		p50:       med(func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }),
-		p99:       med(func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }),
+		p50:       med(analysis.Of(summarymetric.P50)),
+		p99:       med(analysis.Of(summarymetric.P99)),
 		ok:        true,
 	}
 }

@@ -9,15 +9,17 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/stats"
 )
 
 // Per-unit values from the summary and the resources.
-func p50(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }
-func p95(u *analysis.Unit) float64 { return u.Summary.Latency.P95 }
-func tail(u *analysis.Unit) float64 {
-	return u.Summary.Latency.P95 / u.Summary.Latency.P50
-}
+var (
+	p50 = analysis.Of(summarymetric.P50)
+	p95 = analysis.Of(summarymetric.P95)
+)
+
+func tail(u *analysis.Unit) float64 { return p95(u) / p50(u) }
 
 // cpuS is the user + system CPU time of every process of the deployment
 // during the step, the registry included.

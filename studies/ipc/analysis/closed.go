@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
@@ -21,7 +22,7 @@ func per180(st *study.Step) func(u *analysis.Unit) float64 {
 	}
 }
 
-func meanResponse(u *analysis.Unit) float64 { return u.Summary.Latency.Mean }
+var meanResponse = analysis.Of(summarymetric.Mean)
 
 // closedRuns is, by repetition, what of(step) measures of a style at a
 // delay in the closed step with that many users; empty when the run has no
@@ -147,14 +148,7 @@ func (r *ipcRun) paperDifferences() analysis.Table {
 }
 
 // percentiles are the latency figures drawn against users.
-var percentiles = []struct {
-	name string
-	of   func(u *analysis.Unit) float64
-}{
-	{"p50", p50},
-	{"p95", func(u *analysis.Unit) float64 { return u.Summary.Latency.P95 }},
-	{"p99", func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }},
-}
+var percentiles = []summarymetric.Descriptor{summarymetric.P50, summarymetric.P95, summarymetric.P99}
 
 func (r *ipcRun) latencySection() (analysis.Section, error) {
 	sec := analysis.Section{
@@ -172,17 +166,17 @@ func (r *ipcRun) latencySection() (analysis.Section, error) {
 		for _, style := range styles {
 			s := plot.XYSeries{Name: style, Points: true}
 			for _, l := range r.closed {
-				if y, ok := r.ds.Median(r.key(style, r.base), l.step.Name, p.of); ok {
+				if y, ok := r.ds.Median(r.key(style, r.base), l.step.Name, analysis.Of(p)); ok {
 					s.X, s.Y = append(s.X, l.x), append(s.Y, y)
 				}
 			}
 			series = append(series, s)
 		}
-		svg, err := plot.Lines(p.name+" latency against users", "users (closed model)", p.name+" latency, ms", series, plot.Options{})
+		svg, err := plot.Lines(p.Name+" latency against users", "users (closed model)", p.Name+" latency, ms", series, plot.Options{})
 		if err != nil {
 			return sec, err
 		}
-		sec.Figures = append(sec.Figures, analysis.Figure{Caption: p.name + " of the response time against users, per style, at " + r.base + ".", SVG: svg})
+		sec.Figures = append(sec.Figures, analysis.Figure{Caption: p.Name + " of the response time against users, per style, at " + r.base + ".", SVG: svg})
 	}
 	t := analysis.Table{Caption: "Per variant and users, ms: medians over repetitions.", Header: []string{"variant", "users", "p50", "p95", "p99", "max"}}
 	for _, delay := range r.delays {
@@ -191,7 +185,7 @@ func (r *ipcRun) latencySection() (analysis.Section, error) {
 			for _, l := range r.closed {
 				row := []string{k, analysis.Num(l.x, 0)}
 				for _, p := range percentiles {
-					y, _ := r.ds.Median(k, l.step.Name, p.of)
+					y, _ := r.ds.Median(k, l.step.Name, analysis.Of(p))
 					row = append(row, analysis.Num(y, 1))
 				}
 				y, ok := r.ds.Median(k, l.step.Name, func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
 )
@@ -23,7 +24,7 @@ const roundTripsPerPage = 2
 func difference(xs []float64) (float64, bool) { return xs[0] - xs[1], true }
 
 // p50 is a step's median response time.
-func p50(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }
+var p50 = analysis.Of(summarymetric.P50)
 
 // atSeveralDelays keeps the levels some style measured at two delays or
 // more: only there can distance show.

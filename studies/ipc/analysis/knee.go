@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 )
 
@@ -123,7 +124,7 @@ func (r *ipcRun) kneeSection() (analysis.Section, error) {
 				points.Rows = append(points.Rows, []string{k, analysis.Num(l.x, 0), strconv.Itoa(len(units)),
 					analysis.Num(med(func(_ ratePoint, u *analysis.Unit) float64 { return u.Summary.AchievedRPS }), 1),
 					analysis.Num(med(func(p ratePoint, _ *analysis.Unit) float64 { return 100 * p.success }), 2),
-					analysis.Num(med(func(_ ratePoint, u *analysis.Unit) float64 { return u.Summary.Latency.P50 }), 1),
+					analysis.Num(med(func(_ ratePoint, u *analysis.Unit) float64 { return summarymetric.P50.Of(u.Summary) }), 1),
 					analysis.Num(med(func(p ratePoint, _ *analysis.Unit) float64 { return p.p99 }), 1),
 					fmt.Sprintf("%d of %d", held, len(units))})
 			}
@@ -146,7 +147,7 @@ func (r *ipcRun) kneeSection() (analysis.Section, error) {
 	for _, style := range styles {
 		s := plot.XYSeries{Name: style, Points: true}
 		for _, l := range r.open {
-			if y, ok := r.ds.Median(r.key(style, r.base), l.step.Name, func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 }); ok && y > 0 {
+			if y, ok := r.ds.Median(r.key(style, r.base), l.step.Name, analysis.Of(summarymetric.P99)); ok && y > 0 {
 				s.X, s.Y = append(s.X, l.x), append(s.Y, y)
 			}
 		}

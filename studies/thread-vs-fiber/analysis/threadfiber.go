@@ -13,6 +13,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/stats"
 	"github.com/msbench/msbench/internal/study"
@@ -105,7 +106,7 @@ func (threadVsFiber) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
 	// impl axis that is the variant's key.
 	variants := ds.AxisValues("impl")
 	p50 := func(variant, step string) (float64, bool) {
-		return ds.Median(variant, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+		return ds.Median(variant, step, analysis.Of(summarymetric.P50))
 	}
 	stepName := func(s tfStep) string { return s.name }
 
@@ -145,7 +146,7 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 			paperUploads = append(paperUploads, s)
 		}
 	}
-	p50 := func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 }
+	p50 := analysis.Of(summarymetric.P50)
 	for _, spring := range []string{tfPlatform, tfVirtual} {
 		if perRun, cases := geoMeanRatios(ds, paperUploads, spring, tfGin, p50); len(perRun) > 0 {
 			m[spring+"-vs-gin"] = claims.Metric{PerRun: perRun, Ratio: true, Kind: claims.Latency,
@@ -165,7 +166,7 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 	// conjunction): over the better of the two it would be biased, the
 	// better of two noisy values being too good even when they are equal.
 	// A variant not measured keeps its comparison, empty.
-	tput := func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS }
+	tput := analysis.Of(summarymetric.Throughput)
 	ahead := claims.Metric{Ratio: true, Kind: claims.Throughput, Unit: "×",
 		Note: fmt.Sprintf("gin uploads/s / each Spring variant's, %d clients, geometric mean over the upload steps", most)}
 	measured := false
@@ -359,12 +360,12 @@ func tfConcurrencySection(ds *analysis.Dataset, conc []tfStep, variants []string
 						continue
 					}
 					step := s.name
-					r, ok := ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.ThroughputRPS })
+					r, ok := ds.Median(v, step, analysis.Of(summarymetric.Throughput))
 					if !ok {
 						continue
 					}
-					q99, _ := ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P99 })
-					q50, _ := ds.Median(v, step, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+					q99, _ := ds.Median(v, step, analysis.Of(summarymetric.P99))
+					q50, _ := ds.Median(v, step, analysis.Of(summarymetric.P50))
 					errs, _ := ds.Median(v, step, func(u *analysis.Unit) float64 { return 100 * (1 - u.Summary.SuccessRate) })
 					a.X, a.Y = append(a.X, float64(s.users)), append(a.Y, r)
 					b.X, b.Y = append(b.X, float64(s.users)), append(b.Y, q99)
@@ -409,7 +410,7 @@ func tfStartupSection(ds *analysis.Dataset, seq []tfStep, variants []string) (an
 	for _, v := range variants {
 		steady := analysis.NaN
 		if smallest != nil {
-			steady, _ = ds.Median(v, smallest.name, func(u *analysis.Unit) float64 { return u.Summary.Latency.P50 })
+			steady, _ = ds.Median(v, smallest.name, analysis.Of(summarymetric.P50))
 		}
 		for rep := 1; rep <= reps; rep++ {
 			st, err := ds.Startup(rep, v)
