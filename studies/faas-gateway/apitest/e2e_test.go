@@ -1,41 +1,41 @@
-// Package apitest builds the RPC server and the five gateway binaries and checks
-// them as real processes over loopback TCP.
 package apitest
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
+	"context"
 	"image/png"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/msbench/msbench/internal/apicheck"
+	"github.com/msbench/msbench/internal/runner"
+	"github.com/msbench/msbench/internal/runner/deploytest"
+	"github.com/msbench/msbench/internal/servertiming"
+	"github.com/msbench/msbench/internal/study"
 )
 
-var (
-	frameworks = []string{"nethttp", "gin", "echo", "fiber", "iris"}
-	policies   = []string{"dial", "pooled"}
+const studyFile = "../study.yaml"
 
-	listeningOn  = regexp.MustCompile(`listening on (\S+)`)
-	timingMetric = regexp.MustCompile(`^(handler|pre|rpc|fn);dur=(\d+\.\d+)$`)
-	fiveDecimals = regexp.MustCompile(`^\d\.\d{5}$`)
-)
+// testTimeout bounds the whole test, the build included.
+const testTimeout = 5 * time.Minute
+
+var fiveDecimals = regexp.MustCompile(`^\d\.\d{5}$`)
 
 const textPlain = "text/plain; charset=utf-8"
 
 // maxN is the MATH_MAX_N the gateways run with, low so the limit is cheap to hit.
 const maxN = 1_000_000
 
-// The gateways' READ_HEADER_TIMEOUT and READ_TIMEOUT, short so the hostile
-// cases end quickly.
+// rpcTimeout is the gateways' RPC_TIMEOUT, well below their default so
+// that a call that hangs fails a check before the client gives up.
+const rpcTimeout = 5 * time.Second
+
+// The READ_HEADER_TIMEOUT and READ_TIMEOUT of the gateways the hostile
+// cases are sent to, short so those cases end quickly.
 const (
 	readHeaderTimeout = time.Second
 	readTimeout       = 2 * time.Second
@@ -50,162 +50,98 @@ func headerTimeout(framework string) time.Duration {
 	return readHeaderTimeout
 }
 
-var client = &http.Client{Timeout: 10 * time.Second}
-
-// process is a started binary whose output is kept for failure reports.
-type process struct {
-	name string
-	addr string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
+// gateway is one variant of the study, deployed, as the checks address
+// it: the gateway itself, not the generator's link in front of it (the
+// link is the lab's; what a hostile client does to it says nothing of the
+// framework).
+type gateway struct {
+	name      string // framework/policy
+	framework string
+	// hostile: this deployment has the short read timeouts, for the
+	// hostile cases. The limits are the framework's, not the RPC
+	// policy's, so one deployment per framework (the pooled one) has
+	// them; the others keep the study's, so that only the shutdown grace
+	// can end the stalled request of the sigterm check.
+	hostile bool
+	dep     *runner.Deployment
+	runner.Instance
+	base string // http://Addr
 }
 
-func (p *process) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// stop kills the process and waits for it; it is safe to call twice.
-func (p *process) stop() {
-	if p.cmd.ProcessState == nil {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-	}
-	<-p.done
-}
-
-// start runs bin with env added to the environment, waits for its
-// "listening on" line and kills it when the test ends.
-func start(t *testing.T, name, bin string, env ...string) *process {
+// deploy starts a variant of the study at its first link delay.
+func deploy(ctx context.Context, t *testing.T, lab *deploytest.Lab, framework, policy string) *gateway {
 	t.Helper()
-	r, w, err := os.Pipe()
+	env := map[string]string{"RPC_TIMEOUT": rpcTimeout.String(), "MATH_MAX_N": strconv.Itoa(maxN)}
+	hostile := policy == "pooled"
+	if hostile {
+		env["READ_HEADER_TIMEOUT"] = readHeaderTimeout.String()
+		env["READ_TIMEOUT"] = readTimeout.String()
+	}
+	dep := lab.Start(ctx, t, deploytest.Options{
+		Variant: map[string]string{"framework": framework, "policy": policy},
+		Env:     map[string]map[string]string{"gateway": env},
+	})
+	in := dep.Instances("gateway")[0]
+	return &gateway{name: framework + "/" + policy, framework: framework, hostile: hostile, dep: dep, Instance: in, base: "http://" + in.Addr}
+}
+
+// axes are the values of the study's framework and policy axes: every
+// framework with every policy is checked.
+func axes(t *testing.T) (frameworks, policies []string) {
+	t.Helper()
+	s, err := study.Load(studyFile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &process{name: name, cmd: exec.Command(bin), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	w.Close()
-	t.Cleanup(p.stop)
-
-	addr := make(chan string, 1)
-	go func() {
-		defer close(p.done)
-		defer r.Close()
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			p.mu.Lock()
-			fmt.Fprintln(&p.out, sc.Text())
-			p.mu.Unlock()
-			if m := listeningOn.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
+	values := func(name string) []string {
+		i := slices.IndexFunc(s.Variants, func(a study.Axis) bool { return a.Name == name })
+		if i < 0 {
+			t.Fatalf("%s has no axis %s", studyFile, name)
 		}
-	}()
-	select {
-	case p.addr = <-addr:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("%s did not report its address; output:\n%s", name, p.output())
+		return s.Variants[i].Values
 	}
-	return p
+	return values("framework"), values("policy")
 }
 
-// build compiles every binary of the module into a temporary directory.
-func build(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go tool not found: %v", err)
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(goTool, "build", "-o", dir, "./...")
-	cmd.Dir = "../services" // the module of the systems under test
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return dir
-}
-
-func get(t *testing.T, url string) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: read body: %v", url, err)
-	}
-	return resp, body
-}
-
-// timings parses a Server-Timing header into durations in milliseconds.
-func timings(t *testing.T, header string) map[string]float64 {
-	t.Helper()
+// durations are r's Server-Timing metrics in milliseconds, by name.
+func durations(r apicheck.Response) map[string]float64 {
+	metrics, _ := servertiming.Parse(nil, []byte(r.Header.Get("Server-Timing")))
 	out := map[string]float64{}
-	for _, m := range strings.Split(header, ",") {
-		parts := timingMetric.FindStringSubmatch(strings.TrimSpace(m))
-		if parts == nil {
-			t.Errorf("malformed Server-Timing metric %q in %q", m, header)
-			continue
-		}
-		out[parts[1]], _ = strconv.ParseFloat(parts[2], 64)
+	for _, m := range metrics {
+		out[string(m.Name)] = m.Dur
 	}
 	return out
 }
 
 // checkOK asserts a 200 with all four timings in a consistent order.
-func checkOK(t *testing.T, gw *process, path, contentType string) []byte {
+func checkOK(t *testing.T, gw *gateway, path, contentType string) []byte {
 	t.Helper()
-	resp, body := get(t, "http://"+gw.addr+path)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %q", path, resp.StatusCode, body)
+	r := apicheck.Get(t, gw.base+path)
+	if !apicheck.WantStatus(t, "GET "+path, r, http.StatusOK) {
+		t.FailNow()
 	}
-	if got := resp.Header.Get("Content-Type"); got != contentType {
+	if got := r.Header.Get("Content-Type"); got != contentType {
 		t.Errorf("GET %s: Content-Type %q, want %s", path, got, contentType)
 	}
-	m := timings(t, resp.Header.Get("Server-Timing"))
-	if len(m) != 4 {
-		t.Errorf("GET %s: Server-Timing %q, want handler, pre, rpc and fn", path, resp.Header.Get("Server-Timing"))
-	}
+	apicheck.WantTimings(t, r, "handler", "pre", "rpc", "fn")
 	// Values are rounded to the nanosecond, hence the slack.
-	if !(m["handler"]+1e-6 >= m["pre"]+m["rpc"] && m["rpc"] >= m["fn"]) {
+	if m := durations(r); !(m["handler"]+1e-6 >= m["pre"]+m["rpc"] && m["rpc"] >= m["fn"]) {
 		t.Errorf("GET %s: want handler >= pre + rpc and rpc >= fn, got %v", path, m)
 	}
-	return body
+	return r.Body
 }
 
-func waitHealthy(t *testing.T, gw *process) {
+// checkHealthy: /healthz answers "ok", without the RPC server.
+func checkHealthy(t *testing.T, gw *gateway) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := client.Get("http://" + gw.addr + "/healthz")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && string(body) == "ok" {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not healthy: %v; output:\n%s", gw.name, err, gw.output())
-		}
-		time.Sleep(50 * time.Millisecond)
+	r := apicheck.Get(t, gw.base+"/healthz")
+	if apicheck.WantStatus(t, "GET /healthz", r, http.StatusOK) && string(r.Body) != "ok" {
+		t.Errorf("GET /healthz: %v, want ok", r)
 	}
 }
 
-func checkServing(t *testing.T, gw *process) {
-	waitHealthy(t, gw)
+func checkServing(t *testing.T, gw *gateway) {
+	checkHealthy(t, gw)
 	checkOK(t, gw, "/empty", textPlain)
 	if body := checkOK(t, gw, "/math?n=1000", textPlain); !fiveDecimals.Match(body) {
 		t.Errorf("/math body %q, want pi with five decimals", body)
@@ -218,138 +154,119 @@ func checkServing(t *testing.T, gw *process) {
 		t.Errorf("/image bounds %v, want 664x664", b)
 	}
 
-	bad := []struct {
-		path   string
-		status int
-		reason string
+	// Errors are plain text with the reason (../services/README.md), so
+	// not apicheck.WantError's JSON.
+	for _, c := range []struct {
+		name, path string
+		status     int
+		reason     string
 	}{
-		{"/nope", http.StatusNotFound, ""},
-		{"/math", http.StatusBadRequest, "missing"},
-		{"/math?n=-1", http.StatusBadRequest, "unsigned"},
-		{"/math?n=pi", http.StatusBadRequest, "unsigned"},
-		{"/math?n=18446744073709551616", http.StatusBadRequest, "unsigned"},
-		{"/math?n=" + strconv.Itoa(maxN+1), http.StatusBadRequest, "limit"},
+		{"unknown path", "/nope", http.StatusNotFound, ""},
+		{"n missing", "/math", http.StatusBadRequest, "missing"},
+		{"n negative", "/math?n=-1", http.StatusBadRequest, "unsigned"},
+		{"n not a number", "/math?n=pi", http.StatusBadRequest, "unsigned"},
+		{"n beyond uint64", "/math?n=18446744073709551616", http.StatusBadRequest, "unsigned"},
+		{"n over the limit", "/math?n=" + strconv.Itoa(maxN+1), http.StatusBadRequest, "limit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := apicheck.Get(t, gw.base+c.path)
+			if apicheck.WantStatus(t, "GET "+c.path, r, c.status) && !bytes.Contains(r.Body, []byte(c.reason)) {
+				t.Errorf("GET %s: %v, want the reason %q", c.path, r, c.reason)
+			}
+			// Refused before any call: the handler's time only.
+			if c.status == http.StatusBadRequest {
+				apicheck.WantTimings(t, r, "handler")
+			}
+		})
 	}
-	for _, tt := range bad {
-		resp, body := get(t, "http://"+gw.addr+tt.path)
-		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.reason) {
-			t.Errorf("GET %s: %d %q, want %d with %q", tt.path, resp.StatusCode, body, tt.status, tt.reason)
+	checkHealthy(t, gw) // bad requests must not have hurt the server
+}
+
+// checkRPCDown kills the deployment's RPC server: the gateway answers
+// every call at once with 502 or 503 and a reason.
+func checkRPCDown(t *testing.T, gw *gateway) {
+	if err := gw.dep.Kill("rpc"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first call may meet a stale pooled connection
+		r := apicheck.Get(t, gw.base+"/empty")
+		if r.Status != http.StatusBadGateway && r.Status != http.StatusServiceUnavailable {
+			t.Errorf("%s: %v, want 502 or 503", gw.name, r)
 		}
-		if tt.status == http.StatusBadRequest && !strings.Contains(resp.Header.Get("Server-Timing"), "handler;dur=") {
-			t.Errorf("GET %s: Server-Timing %q, want a handler metric", tt.path, resp.Header.Get("Server-Timing"))
+		if len(bytes.TrimSpace(r.Body)) == 0 {
+			t.Errorf("%s: %d without a reason", gw.name, r.Status)
+		}
+		if r.Took > 2*time.Second {
+			t.Errorf("%s: answer took %v, want a fast failure", gw.name, r.Took)
+		}
+		if _, ok := durations(r)["handler"]; !ok {
+			t.Errorf("%s: Server-Timing %q, want a handler metric", gw.name, r.Header.Get("Server-Timing"))
 		}
 	}
-	waitHealthy(t, gw) // bad requests must not have hurt the server
+}
+
+// checkRPCBack restarts the RPC server on its address: the gateway serves
+// again without a restart of its own.
+func checkRPCBack(ctx context.Context, t *testing.T, gw *gateway) {
+	if err := gw.dep.Restart(ctx, "rpc"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := apicheck.Get(t, gw.base+"/empty")
+		if r.Status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s did not recover: %v", gw.name, r)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkOK(t, gw, "/math?n=1000", textPlain)
 }
 
 func TestGateways(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs every binary")
+		t.Skip("builds the services, starts a deployment of two processes per framework and RPC policy")
 	}
-	bin := build(t)
-	data := t.TempDir()
-	rpcserver := filepath.Join(bin, "rpcserver")
-	rpc := start(t, "rpcserver", rpcserver, "ADDR=127.0.0.1:0", "DATA_DIR="+data)
-
-	var gateways []*process
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	lab := deploytest.Open(ctx, t, studyFile, "")
+	frameworks, policies := axes(t)
+	var gateways []*gateway
 	for _, fw := range frameworks {
 		for _, policy := range policies {
-			gateways = append(gateways, start(t, fw+"/"+policy, filepath.Join(bin, "gateway-"+fw),
-				"ADDR=127.0.0.1:0", "RPC_ADDR="+rpc.addr, "RPC_POLICY="+policy,
-				"RPC_TIMEOUT=5s", "MATH_MAX_N="+strconv.Itoa(maxN),
-				"READ_HEADER_TIMEOUT="+readHeaderTimeout.String(), "READ_TIMEOUT="+readTimeout.String()))
+			gateways = append(gateways, deploy(ctx, t, lab, fw, policy))
 		}
 	}
-
-	t.Run("serving", func(t *testing.T) {
-		for _, gw := range gateways {
-			t.Run(gw.name, func(t *testing.T) {
-				t.Parallel()
-				checkServing(t, gw)
-			})
+	// each runs check on every gateway that keep selects, all at once.
+	each := func(keep func(*gateway) bool, check func(*testing.T, *gateway)) func(*testing.T) {
+		return func(t *testing.T) {
+			for _, gw := range gateways {
+				if !keep(gw) {
+					continue
+				}
+				t.Run(gw.name, func(t *testing.T) {
+					t.Parallel()
+					check(t, gw)
+				})
+			}
 		}
-	})
+	}
+	all := func(*gateway) bool { return true }
 
+	t.Run("serving", each(all, checkServing))
 	// One /sleep per gateway, all at once, so they cost one second together.
-	t.Run("sleep", func(t *testing.T) {
-		for _, gw := range gateways {
-			t.Run(gw.name, func(t *testing.T) {
-				t.Parallel()
-				resp, _ := get(t, "http://"+gw.addr+"/sleep")
-				if fn := timings(t, resp.Header.Get("Server-Timing"))["fn"]; resp.StatusCode != http.StatusOK || fn < 1000 {
-					t.Errorf("/sleep: %d, fn %v ms; want 200 and at least 1000 ms", resp.StatusCode, fn)
-				}
-			})
+	t.Run("sleep", each(all, func(t *testing.T, gw *gateway) {
+		r := apicheck.Get(t, gw.base+"/sleep")
+		if fn := durations(r)["fn"]; r.Status != http.StatusOK || fn < 1000 {
+			t.Errorf("/sleep: %d, fn %v ms; want 200 and at least 1000 ms", r.Status, fn)
 		}
-	})
-
-	// The limits are the framework's, not the RPC policy's: one gateway
-	// per framework.
-	t.Run("hostile", func(t *testing.T) {
-		for _, gw := range gateways {
-			framework, policy, _ := strings.Cut(gw.name, "/")
-			if policy != "pooled" {
-				continue
-			}
-			t.Run(framework, func(t *testing.T) {
-				t.Parallel()
-				checkHostile(t, gw, framework)
-			})
-		}
-	})
-
-	rpc.stop()
-	t.Run("rpc down", func(t *testing.T) {
-		for _, gw := range gateways {
-			for range 2 { // the first call may meet a stale pooled connection
-				start := time.Now()
-				resp, body := get(t, "http://"+gw.addr+"/empty")
-				if resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusServiceUnavailable {
-					t.Errorf("%s: %d %q, want 502 or 503", gw.name, resp.StatusCode, body)
-				}
-				if len(bytes.TrimSpace(body)) == 0 {
-					t.Errorf("%s: %d without a reason", gw.name, resp.StatusCode)
-				}
-				if elapsed := time.Since(start); elapsed > 2*time.Second {
-					t.Errorf("%s: answer took %v, want a fast failure", gw.name, elapsed)
-				}
-				if !strings.Contains(resp.Header.Get("Server-Timing"), "handler;dur=") {
-					t.Errorf("%s: Server-Timing %q, want a handler metric", gw.name, resp.Header.Get("Server-Timing"))
-				}
-			}
-		}
-	})
-
-	start(t, "rpcserver (restarted)", rpcserver, "ADDR="+rpc.addr, "DATA_DIR="+data)
-	t.Run("rpc back", func(t *testing.T) {
-		for _, gw := range gateways {
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				resp, body := get(t, "http://"+gw.addr+"/empty")
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Errorf("%s did not recover: %d %q", gw.name, resp.StatusCode, body)
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			checkOK(t, gw, "/math?n=1000", textPlain)
-		}
-	})
-
-	// On gateways of their own, as they end; with the default timeouts, so
-	// that only the shutdown grace can end the stalled request.
-	t.Run("sigterm", func(t *testing.T) {
-		for _, fw := range frameworks {
-			t.Run(fw, func(t *testing.T) {
-				t.Parallel()
-				gw := start(t, fw+"/sigterm", filepath.Join(bin, "gateway-"+fw),
-					"ADDR=127.0.0.1:0", "RPC_ADDR="+rpc.addr, "RPC_TIMEOUT=5s")
-				waitHealthy(t, gw)
-				checkSigterm(t, gw)
-			})
-		}
-	})
+	}))
+	t.Run("hostile", each(func(gw *gateway) bool { return gw.hostile }, checkHostile))
+	t.Run("rpc down", each(all, checkRPCDown))
+	t.Run("rpc back", each(all, func(t *testing.T, gw *gateway) { checkRPCBack(ctx, t, gw) }))
+	// As they end, so last.
+	t.Run("sigterm", each(func(gw *gateway) bool { return !gw.hostile }, checkSigterm))
 }
