@@ -137,10 +137,17 @@ func Parse(file string, data []byte, profile string) (*Study, error) {
 	s, drafts := f.study(d, file)
 	if len(d.errs) == 0 {
 		aa, aaField := f.AA, "aa"
-		if p := d.applyProfile(s, f.Profiles, drafts, profile); p != nil && p.AA != nil {
-			aa, aaField = p.AA, join(join("profiles", s.Profile), "aa")
+		baseline, baselineField := f.Baseline, "baseline"
+		if p := d.applyProfile(s, f.Profiles, drafts, profile); p != nil {
+			if p.AA != nil {
+				aa, aaField = p.AA, join(join("profiles", s.Profile), "aa")
+			}
+			if p.Baseline != nil {
+				baseline, baselineField = p.Baseline, join(join("profiles", s.Profile), "baseline")
+			}
 		}
-		d.chooseAA(s, aa, aaField)
+		s.AA = d.chooseVariant(s, aa, aaField, AANone)
+		s.Baseline = d.chooseVariant(s, baseline, baselineField, "")
 	}
 	if len(d.errs) == 0 {
 		d.check(s)
@@ -346,44 +353,46 @@ func substitute(n *yaml.Node, vars map[string]string) *yaml.Node {
 // AANone turns the A/A twin off in a study file: aa: none.
 const AANone = "none"
 
-// chooseAA sets s.AA from the aa: field n (nil when not given: the first
-// variant), once the profile has chosen the variants, so that the twin is
-// one of those that run.
-func (d *decoder) chooseAA(s *Study, n *yaml.Node, field string) {
+// chooseVariant is the key of the variant the field n names (aa:,
+// baseline:), chosen once the profile has chosen the variants so that it
+// is one of those that run: the first variant when n is nil, "" when n
+// says none (a word only some fields take; "" for none of them).
+func (d *decoder) chooseVariant(s *Study, n *yaml.Node, field, none string) string {
 	matrix := s.Matrix()
 	if len(matrix) == 0 {
-		return
+		return ""
 	}
 	if n == nil {
-		s.AA = matrix[0].Key()
-		return
+		return matrix[0].Key()
 	}
 	var given nonEmpty
 	if err := given.UnmarshalYAML(n); err != nil {
 		d.errorf(n, field, "%v", err)
-		return
+		return ""
 	}
 	key := string(given)
-	if key == AANone {
-		s.AA = ""
-		return
+	if none != "" && key == none {
+		return ""
 	}
 	known := make([]string, len(matrix))
 	for i, v := range matrix {
 		known[i] = v.Key()
 	}
 	if slices.Contains(known, key) {
-		s.AA = key
-		return
+		return key
 	}
 	where := "a variant key of the matrix"
 	if s.Profile != "" {
 		where = "a variant key of profile " + s.Profile
-		if field == "aa" {
-			where += fmt.Sprintf(" (give profiles.%s.aa)", s.Profile)
+		if !strings.HasPrefix(field, "profiles.") {
+			where += fmt.Sprintf(" (give profiles.%s.%s)", s.Profile, field)
 		}
 	}
-	d.errorf(n, field, "%q is not %s (known: %s, or %s)", key, where, strings.Join(known, ", "), AANone)
+	if none != "" {
+		known = append(known, "or "+none)
+	}
+	d.errorf(n, field, "%q is not %s (known: %s)", key, where, strings.Join(known, ", "))
+	return ""
 }
 
 // applyProfile overlays the named profile: repetitions, a subset of the

@@ -215,6 +215,19 @@ func TestAATwin(t *testing.T) {
 		t.Fatalf("aa: java-a gave %q %v", twin.Key(), ok)
 	}
 
+	if s.BaselineKey() != s.Matrix()[0].Key() {
+		t.Errorf("baseline %q without baseline:, want the first variant %s", s.BaselineKey(), s.Matrix()[0].Key())
+	}
+	s, err = Parse("demo.yaml", []byte(strings.Replace(valid, "repetitions: 3\n", "repetitions: 3\nbaseline: java-a\n", 1)), "")
+	if err != nil || s.BaselineKey() != "java-a" || s.AA != s.Matrix()[0].Key() {
+		t.Fatalf("baseline: java-a gave %q, aa %q, %v", s.BaselineKey(), s.AA, err)
+	}
+	for _, bad := range []string{"nope", "none"} {
+		_, err = Parse("demo.yaml", []byte(strings.Replace(valid, "repetitions: 3\n", "repetitions: 3\nbaseline: "+bad+"\n", 1)), "")
+		if err == nil || !strings.Contains(err.Error(), `demo.yaml:`) || !strings.Contains(err.Error(), `baseline: "`+bad+`" is not a variant key of the matrix`) {
+			t.Errorf("baseline: %s gave %v", bad, err)
+		}
+	}
 	s, err = Parse("demo.yaml", []byte(strings.Replace(valid, "repetitions: 3\n", "repetitions: 3\naa: none\n", 1)), "")
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ type fileSection struct {
 	Services     byName[serviceSection]    `yaml:"services"`
 	Variants     axes                      `yaml:"variants"`
 	AA           *yaml.Node                `yaml:"aa"` // chosen once a profile has chosen the variants
+	Baseline     *yaml.Node                `yaml:"baseline"`
 	Setup        []yaml.Node               `yaml:"setup"`
 	Load         loadSection               `yaml:"load"`
 	Repetitions  count                     `yaml:"repetitions"`
@@ -503,6 +504,7 @@ type profileSection struct {
 	Repetitions count             `yaml:"repetitions"`
 	Variants    byName[[]string]  `yaml:"variants"` // axis → the values kept
 	AA          *yaml.Node        `yaml:"aa"`
+	Baseline    *yaml.Node        `yaml:"baseline"`
 	Steps       byName[yaml.Node] `yaml:"steps"` // step name or glob → override
 	Skip        []string          `yaml:"skip"`  // globs of steps to drop
 }

@@ -61,7 +61,12 @@ type Study struct {
 	// identical systems come apart on this machine (the A/A noise floor);
 	// "" for none. A study file's aa: field chooses it (default: the first
 	// variant of the matrix; aa: none turns it off).
-	AA       string                       `json:"AA"`
+	AA string `json:"AA"`
+	// Baseline is the key of the variant every other is set against in
+	// the report's comparison; a study file's baseline: field chooses it
+	// (default: the first variant of the matrix). Runs written before it
+	// existed lack it: read BaselineKey.
+	Baseline string                       `json:"Baseline,omitempty"`
 	Profile  string                       `json:"Profile"`  // applied profile, "" for none
 	Profiles []string                     `json:"Profiles"` // all profile names, in file order
 	lines    struct{ variants, load int } // where Check points
@@ -303,6 +308,18 @@ func (s *Study) Matrix() []Variant {
 		out = next
 	}
 	return out
+}
+
+// BaselineKey is the key of the baseline variant: Baseline, or for a run
+// written before studies named one, the first variant of the matrix.
+func (s *Study) BaselineKey() string {
+	if s.Baseline != "" {
+		return s.Baseline
+	}
+	if m := s.Matrix(); len(m) > 0 {
+		return m[0].Key()
+	}
+	return ""
 }
 
 // Twin returns the A/A twin, the variant named by AA with Twin set, or
