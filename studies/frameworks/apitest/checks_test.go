@@ -1,8 +1,7 @@
 package apitest
 
 import (
-	"encoding/json"
-	"io"
+	"bytes"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/apicheck"
 	"github.com/msbench/msbench/internal/hostile"
 )
 
@@ -21,13 +21,7 @@ type client struct {
 	http  *http.Client
 }
 
-type response struct {
-	status int
-	header http.Header
-	body   string
-}
-
-func (c client) get(t *testing.T, pathAndQuery, authorization string) response {
+func (c client) get(t *testing.T, pathAndQuery, authorization string) apicheck.Response {
 	t.Helper()
 	header := http.Header{}
 	if authorization != "" {
@@ -37,7 +31,7 @@ func (c client) get(t *testing.T, pathAndQuery, authorization string) response {
 }
 
 // do sends a request with header and, unless empty, body.
-func (c client) do(t *testing.T, method, pathAndQuery string, header http.Header, body string) response {
+func (c client) do(t *testing.T, method, pathAndQuery string, header http.Header, body string) apicheck.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, c.base+pathAndQuery, strings.NewReader(body))
 	if err != nil {
@@ -47,33 +41,28 @@ func (c client) do(t *testing.T, method, pathAndQuery string, header http.Header
 		req.Body = nil
 	}
 	req.Header = header
-	resp, err := c.http.Do(req)
+	r, err := apicheck.Do(c.http, req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, pathAndQuery, err)
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, pathAndQuery, err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: string(answer)}
+	return r
 }
 
 // universities asks for a country's universities with the valid token.
-func (c client) universities(t *testing.T, query string) response {
+func (c client) universities(t *testing.T, query string) apicheck.Response {
 	t.Helper()
 	return c.get(t, "/universities?"+query, "Bearer "+c.token)
 }
 
 // records decodes a JSON array of universities; anything else fails.
-func records(t *testing.T, r response) []map[string]any {
+func records(t *testing.T, r apicheck.Response) []map[string]any {
 	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d (%s), want 200", r.status, r.body)
+	if !apicheck.WantStatus(t, "universities", r, http.StatusOK) {
+		t.FailNow()
 	}
-	var list []map[string]any
-	if err := json.Unmarshal([]byte(r.body), &list); err != nil || list == nil {
-		t.Fatalf("body %.200q is not a JSON array of records: %v", r.body, err)
+	list := apicheck.Decode[[]map[string]any](t, r)
+	if list == nil {
+		t.Fatalf("answer %v is not a JSON array of records", r)
 	}
 	return list
 }
@@ -81,23 +70,25 @@ func records(t *testing.T, r response) []map[string]any {
 // stillServes: the hello route answers as it should.
 func (c client) stillServes(t *testing.T) {
 	t.Helper()
-	if r := c.get(t, "/", ""); r.status != http.StatusOK || r.body != "Hello World!" {
-		t.Fatalf("GET /: %d %.200q, want 200 \"Hello World!\"", r.status, r.body)
+	if r := c.get(t, "/", ""); r.Status != http.StatusOK || string(r.Body) != "Hello World!" {
+		t.Fatalf("GET /: %v, want 200 \"Hello World!\"", r)
 	}
 }
 
 // checkAPI checks a deployment through its gateway.
 func checkAPI(t *testing.T, d *deployment, data dataset) {
+	values := d.dep.Values()
 	c := client{
 		base:  d.base,
-		token: sign(t, claims(), secret),
+		token: values["tokens.user.token"],
 		http:  &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}},
 	}
+	tokens := newSigner(t, c.token, values["tokens.user.secret"])
 
 	t.Run("hello", func(t *testing.T) {
 		r := c.get(t, "/", "")
-		if r.status != http.StatusOK || r.body != "Hello World!" {
-			t.Errorf("GET /: %d %q, want 200 \"Hello World!\" exactly", r.status, r.body)
+		if r.Status != http.StatusOK || string(r.Body) != "Hello World!" {
+			t.Errorf("GET /: %d %q, want 200 \"Hello World!\" exactly", r.Status, r.Body)
 		}
 	})
 
@@ -107,7 +98,7 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 		if want := data.country("Finland"); !reflect.DeepEqual(got, want) {
 			t.Errorf("Finland: %d records, want the dataset's %d, in its order\ngot  %.500v\nwant %.500v", len(got), len(want), got, want)
 		}
-		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Errorf("Content-Type %q, want application/json", ct)
 		}
 		if got := records(t, c.universities(t, "country=Atlantis")); len(got) != 0 {
@@ -116,12 +107,12 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 	})
 
 	t.Run("bad-tokens", func(t *testing.T) {
-		for _, bad := range badTokens(t) {
+		for _, bad := range tokens.badTokens(t) {
 			r := c.get(t, "/universities?country=Finland", bad.header)
-			reason := strings.TrimSpace(r.body)
-			t.Logf("%s: %d %.300s", bad.name, r.status, reason)
-			if r.status != http.StatusUnauthorized {
-				t.Errorf("%s: status %d, want 401", bad.name, r.status)
+			reason := strings.TrimSpace(string(r.Body))
+			t.Logf("%s: %d %.300s", bad.name, r.Status, reason)
+			if r.Status != http.StatusUnauthorized {
+				t.Errorf("%s: status %d, want 401", bad.name, r.Status)
 			}
 			if reason == "" || !strings.Contains(strings.ToLower(reason), bad.says) {
 				t.Errorf("%s: reason %.300q, want one saying %q", bad.name, reason, bad.says)
@@ -138,21 +129,21 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 			"invalid UTF-8": "%ff",
 		} {
 			r := c.universities(t, "country="+value)
-			t.Logf("%s: %d %.120s", name, r.status, r.body)
+			t.Logf("%s: %d %.120s", name, r.Status, r.Body)
 			switch {
-			case r.status == http.StatusOK:
+			case r.Status == http.StatusOK:
 				if got := records(t, r); len(got) != 0 {
 					t.Errorf("%s: %d records, want none", name, len(got))
 				}
-			case r.status >= 400 && r.status < 500 && r.status != http.StatusUnauthorized:
-				if strings.TrimSpace(r.body) == "" {
-					t.Errorf("%s: %d without a reason", name, r.status)
+			case r.Status >= 400 && r.Status < 500 && r.Status != http.StatusUnauthorized:
+				if len(bytes.TrimSpace(r.Body)) == 0 {
+					t.Errorf("%s: %d without a reason", name, r.Status)
 				}
-				if strings.Contains(r.body, "<script>") && strings.Contains(r.header.Get("Content-Type"), "html") {
+				if bytes.Contains(r.Body, []byte("<script>")) && strings.Contains(r.Header.Get("Content-Type"), "html") {
 					t.Errorf("%s: the script comes back as HTML", name)
 				}
 			default:
-				t.Errorf("%s: status %d (%.200s), want 200 and an empty list, or a 4xx saying why", name, r.status, r.body)
+				t.Errorf("%s: %v, want 200 and an empty list, or a 4xx saying why", name, r)
 			}
 			c.stillServes(t)
 		}
@@ -162,7 +153,7 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 		head := "GET /universities?country=Finland HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n" +
 			"Authorization: Bearer " + c.token + "\r\n"
 		cases := d.fw.hostile(hostile.Cases(head, limits))
-		hostile.Check(t, d.fw.name, d.addr["ADDR"], cases, c.stillServes)
+		hostile.Check(t, d.fw.name, d.dep.Addr("gateway"), cases, c.stillServes)
 	})
 
 	t.Run("hostile-backends", func(t *testing.T) {
@@ -174,11 +165,12 @@ func checkAPI(t *testing.T, d *deployment, data dataset) {
 				head += kv[0] + ": " + kv[1] + "\r\n"
 			}
 			cases := d.fw.backendHostile(hostile.Cases(head, d.fw.backendLimits))
-			direct := client{base: "http://" + d.addr[b.addr], http: c.http}
-			hostile.Check(t, d.fw.name+" "+b.name, d.addr[b.addr], cases, func(t *testing.T) {
+			addr := d.dep.Addr(b.name)
+			direct := client{base: "http://" + addr, http: c.http}
+			hostile.Check(t, d.fw.name+" "+b.name, addr, cases, func(t *testing.T) {
 				r := direct.do(t, b.method, b.path, header.Clone(), b.body)
-				if r.status != http.StatusOK || r.header.Get("Micro-Error") != "" {
-					t.Fatalf("%s: %s %s: %d %.200q (Micro-Error %q), want 200", b.name, b.method, b.path, r.status, r.body, r.header.Get("Micro-Error"))
+				if r.Status != http.StatusOK || r.Header.Get("Micro-Error") != "" {
+					t.Fatalf("%s: %s %s: %v (Micro-Error %q), want 200", b.name, b.method, b.path, r, r.Header.Get("Micro-Error"))
 				}
 			})
 		}

@@ -9,9 +9,6 @@ import (
 	standin "github.com/msbench/msbench/studies/frameworks/dataset"
 )
 
-// sharedDataset is the study's dataset, beside the repository.
-const sharedDataset = "../../../../shared/data/universities.json"
-
 // finnish is how many Finnish universities the dataset holds.
 const finnish = standin.Finnish
 
@@ -22,24 +19,21 @@ type dataset struct {
 	records []map[string]any
 }
 
-// loadDataset reads the shared dataset or, where it is absent, the stand-in
-// the study runs with then: 33 Finnish universities among others.
-func loadDataset(t *testing.T) dataset {
+// loadDataset reads the study's dataset at path ({dataset.universities}:
+// the shared file or, where it is absent, the study's generated stand-in),
+// 33 Finnish universities among others.
+func loadDataset(t *testing.T, path string) dataset {
 	t.Helper()
-	raw, err := os.ReadFile(sharedDataset)
-	if os.IsNotExist(err) {
-		t.Logf("%s is absent: using the study's generated stand-in", sharedDataset)
-		raw, err = json.Marshal(standin.Generate())
-	}
+	raw, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the study's dataset: %v", err)
 	}
 	d := dataset{raw: raw}
 	if err := json.Unmarshal(raw, &d.records); err != nil {
-		t.Fatalf("dataset: %v", err)
+		t.Fatalf("dataset %s: %v", path, err)
 	}
 	if n := len(d.country("Finland")); n != finnish {
-		t.Fatalf("the dataset has %d Finnish universities, want %d", n, finnish)
+		t.Fatalf("the dataset %s has %d Finnish universities, want %d", path, n, finnish)
 	}
 	return d
 }

@@ -2,25 +2,21 @@ package apitest
 
 import (
 	"context"
-	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/hostile"
 	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/runner"
+	"github.com/msbench/msbench/internal/runner/deploytest"
 )
 
 const (
-	// stopGrace is how long a program may take after SIGTERM: "a few
-	// seconds". One that needs SIGKILL fails the test.
-	stopGrace = 5 * time.Second
-	// readHeaderTimeout and readTimeout are the gateways' READ_HEADER_TIMEOUT
+	// readHeaderTimeout and readTimeout are the programs' READ_HEADER_TIMEOUT
 	// and READ_TIMEOUT, short so the hostile requests end quickly.
 	readHeaderTimeout = time.Second
 	readTimeout       = 2 * time.Second
@@ -34,23 +30,15 @@ const (
 // limits are the gateways' limits, as the hostile requests test them.
 var limits = hostile.Limits{ReadHeader: readHeaderTimeout, Read: readTimeout, MaxBody: maxBody}
 
-// framework is one system under test as its services/NAME/build.sh and
-// OUT/run.sh PROGRAM make and start it.
+// framework is one system under test: a value of the study's framework
+// axis, whose build has the same name.
 type framework struct {
 	name string
-	// addrs are the variables naming the programs' addresses besides the
-	// gateway's ADDR; each gets a free loopback port.
-	addrs []string
-	// stages start in order; the programs of a stage start together and
-	// must all pass their checks before the next stage starts.
-	stages [][]program
-	// load is UNIVERSITIES_LOAD when the variable is not set.
-	load string
-	// bothLoads: deploy it with the other UNIVERSITIES_LOAD as well.
-	bothLoads bool
-	// readyTimeout bounds the start, up to the gateway's /ready.
-	readyTimeout time.Duration
-	env          []string
+	// loads are the UNIVERSITIES_LOAD values (the study's load axis) it is
+	// deployed with, one after another, the authors' own first.
+	loads []string
+	// env is added to the environment of each of its programs.
+	env map[string]string
 	// hostile adapts the standard hostile requests to what the framework's
 	// HTTP server does and cannot be configured out of.
 	hostile func([]hostile.Case) []hostile.Case
@@ -60,149 +48,93 @@ type framework struct {
 	backends       []backend
 	backendLimits  hostile.Limits
 	backendHostile func([]hostile.Case) []hostile.Case
-	// needs are the programs the build and the run need; without one the
-	// framework is skipped, saying so.
+	// needs are the programs its build and its programs need; without one
+	// the framework is skipped, saying so.
 	needs []string
-	// skip, when set, gives a reason to skip the framework ("" for none).
+	// skip, when set, gives another reason to skip it ("" for none).
 	skip func() string
 }
 
-// program is one of a deployment's programs, started as run.sh NAME; ready
-// is the check it must pass (given its address variables' values), nil for
-// none: the gateway's /ready covers it.
-type program struct {
-	name  string
-	ready func(addr map[string]string) proc.Check
-}
-
-// backend is a program behind the gateway that serves HTTP: at the address
-// in the variable addr, a request of method and path with header (and
-// Content-Type: application/json) and body answers 200; the hostile
-// requests start the same way.
+// backend is a program behind the gateway that serves HTTP: the study's
+// service of that name answers a request of method and path with header
+// (and Content-Type: application/json) and body 200; the hostile requests
+// start the same way.
 type backend struct {
-	name, addr   string
+	name         string
 	method, path string
 	header       [][2]string
 	body         string
 }
 
-// deployment is a framework's programs, started, on their own ports.
+// programs are the study's services; those a framework does not run
+// (when:) take no notice of the environment the test gives them.
+var programs = []string{"eureka", "nats", "hello", "universities", "gateway"}
+
+// missing says why fw cannot be built or run here, "" when it can.
+func (fw framework) missing() string {
+	for _, tool := range fw.needs {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not installed"
+		}
+	}
+	if fw.skip != nil {
+		return fw.skip()
+	}
+	return ""
+}
+
+// deployment is a framework's variant of the study, started.
 type deployment struct {
 	fw      framework
 	load    string // the UNIVERSITIES_LOAD in force
 	dataset string // the deployment's own copy of the dataset
-	addr    map[string]string
+	dep     *runner.Deployment
 	base    string // http://ADDR, the gateway
-	procs   []*proc.Process
 }
 
-// build runs services/NAME/build.sh into a directory of the test's.
-func build(ctx context.Context, t *testing.T, fw framework) string {
+// deploy starts fw's variant of the study with load, as the study file
+// says, changing only the read timeouts (short), the dataset (a copy of
+// the deployment's own, which the test may change) and adding fw.env.
+func deploy(ctx context.Context, t *testing.T, lab *deploytest.Lab, fw framework, load string, data dataset) *deployment {
 	t.Helper()
-	for _, tool := range fw.needs {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping %s: %s is not installed", fw.name, tool)
-		}
+	d := &deployment{fw: fw, load: load, dataset: data.copyTo(t)}
+	env := map[string]map[string]string{}
+	for _, name := range programs {
+		env[name] = map[string]string{}
+		maps.Copy(env[name], fw.env)
 	}
-	out := t.TempDir()
+	for _, name := range []string{"hello", "universities", "gateway"} {
+		env[name]["READ_HEADER_TIMEOUT"] = readHeaderTimeout.String()
+		env[name]["READ_TIMEOUT"] = readTimeout.String()
+	}
+	env["universities"]["UNIVERSITIES_FILE"] = d.dataset
 	began := time.Now()
-	cmd := exec.CommandContext(ctx, "./build.sh", out)
-	cmd.Dir = filepath.Join("..", "services", fw.name)
-	// A build's compilers must not outlive a cancelled test.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s/build.sh: %v\n%s", fw.name, err, b)
-	}
-	t.Logf("%s/build.sh took %s", fw.name, time.Since(began).Round(time.Millisecond))
-	return out
-}
-
-// deploy starts fw's programs from out, stage by stage, with UNIVERSITIES_LOAD
-// set to load ("" leaves it unset), and waits until the gateway's /ready
-// answers 200. Everything is stopped when the test ends, in the reverse
-// order.
-func deploy(ctx context.Context, t *testing.T, fw framework, out, load string, data dataset, ports *proc.PortAllocator) *deployment {
-	t.Helper()
-	d := &deployment{fw: fw, load: load, dataset: data.copyTo(t), addr: map[string]string{}}
-	if load == "" {
-		d.load = fw.load
-	}
-	// The JVM programs' Tomcat work directories go to TMPDIR (run.sh), so
-	// none is left in /tmp.
-	env := slices.Concat(fw.env, []string{
-		"TMPDIR=" + t.TempDir(),
-		"UNIVERSITIES_FILE=" + d.dataset,
-		"JWT_SECRET=" + secret,
-		"JWT_AUDIENCE=" + audience,
-		"READ_HEADER_TIMEOUT=" + readHeaderTimeout.String(),
-		"READ_TIMEOUT=" + readTimeout.String(),
+	d.dep = lab.Start(ctx, t, deploytest.Options{
+		Variant: map[string]string{"framework": fw.name, "load": load},
+		Env:     env,
 	})
-	if load != "" {
-		env = append(env, "UNIVERSITIES_LOAD="+load)
-	}
-	for _, name := range append([]string{"ADDR"}, fw.addrs...) {
-		port, err := ports.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.addr[name] = "127.0.0.1:" + strconv.Itoa(port)
-		env = append(env, name+"="+d.addr[name])
-	}
-	d.base = "http://" + d.addr["ADDR"]
-
-	logs := t.TempDir()
-	began := time.Now()
-	for _, stage := range fw.stages {
-		var started []*proc.Process
-		for _, prog := range stage {
-			p, err := proc.Start(ctx, proc.Spec{
-				Name:    fw.name + "-" + prog.name,
-				Path:    filepath.Join(out, "run.sh"),
-				Args:    []string{prog.name},
-				Env:     env,
-				LogPath: filepath.Join(logs, prog.name+".log"),
-			})
-			if err != nil {
-				t.Fatalf("start %s %s: %v", fw.name, prog.name, err)
-			}
-			t.Cleanup(func() { stop(t, p) })
-			d.procs = append(d.procs, p)
-			started = append(started, p)
-		}
-		for i, prog := range stage {
-			if prog.ready == nil {
-				continue
-			}
-			if err := proc.WaitReady(ctx, started[i], prog.ready(d.addr), time.Until(began.Add(fw.readyTimeout))); err != nil {
-				t.Fatalf("%s not ready: %v", started[i].Name(), err)
-			}
-			t.Logf("%s ready after %s", started[i].Name(), time.Since(began).Round(time.Millisecond))
-		}
-	}
-	gateway := d.procs[len(d.procs)-1]
-	if err := proc.WaitReady(ctx, gateway, proc.HTTPCheck{URL: d.base + "/ready"}, time.Until(began.Add(fw.readyTimeout))); err != nil {
-		t.Fatalf("%s (UNIVERSITIES_LOAD=%s) not ready: %v", fw.name, d.load, err)
-	}
-	t.Logf("%s (UNIVERSITIES_LOAD=%s) ready after %s", fw.name, d.load, time.Since(began).Round(time.Millisecond))
+	d.base = "http://" + d.dep.Addr("gateway")
+	t.Logf("%s (UNIVERSITIES_LOAD=%s) ready after %s", fw.name, load, time.Since(began).Round(time.Millisecond))
 	return d
 }
 
-// stop ends p as the lab does: SIGTERM, and SIGKILL only after stopGrace,
-// which fails the test.
-func stop(t *testing.T, p *proc.Process) {
-	began := time.Now()
-	if err := p.Stop(context.Background(), stopGrace); err != nil {
-		t.Errorf("stop %s: %v", p.Name(), err)
+// stop stops d now and fails t for each program still running after
+// SIGTERM and its grace, which had to be killed; a program may end by
+// SIGTERM's convention (the JVM exits 143 after its shutdown hooks, Node
+// dies of the signal Nest re-raises after its own), which
+// deploytest.StopCleanly does not take yet.
+func (d *deployment) stop(t *testing.T) {
+	t.Helper()
+	if err := d.dep.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
 	}
-	var ee *exec.ExitError
-	if errors.As(p.ExitErr(), &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			t.Errorf("%s: still running %v after SIGTERM, had to be killed; log:\n%s", p.Name(), stopGrace, proc.LogTail(p.LogPath(), 20))
-			return
+	for _, e := range d.dep.Exits() {
+		if e.Killed {
+			t.Errorf("%s still ran after SIGTERM and its grace, and was killed; log:\n%s", e.Instance, proc.LogTail(e.Log, 20))
+			continue
 		}
+		t.Logf("%s stopped %s after SIGTERM (%v)", e.Instance, e.After.Round(time.Millisecond), e.Err)
 	}
-	t.Logf("%s stopped %s after SIGTERM", p.Name(), time.Since(began).Round(time.Millisecond))
 }
 
 // haveJDK25 reports whether jdk.sh will find the JDK the Spring programs

@@ -1,37 +1,27 @@
 package apitest
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/msbench/msbench/internal/hostile"
-	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/runner/deploytest"
 )
 
-// frameworks are the three systems under test, as services/README.md
-// documents starting them.
+// frameworks are the three systems under test, and what the test knows of
+// each that the study file does not say: its toolchain, and the limits of
+// its HTTP servers that cannot be configured.
 func frameworks() []framework {
 	return []framework{
 		{
-			name:  "spring",
-			addrs: []string{"EUREKA_ADDR", "HELLO_ADDR", "UNIVERSITIES_ADDR"},
-			// The services register with Eureka and the gateway fetches
-			// its registry as they start; a client that finds no Eureka
-			// tries again only 30 s later.
-			stages: [][]program{
-				{{"eureka", func(addr map[string]string) proc.Check {
-					return proc.HTTPCheck{URL: "http://" + addr["EUREKA_ADDR"] + "/eureka/apps"}
-				}}},
-				{{name: "hello"}, {name: "universities"}, {name: "gateway"}},
-			},
-			load: "per-request",
-			// Four JVMs on two cores.
-			readyTimeout: 4 * time.Minute,
+			name: "spring",
+			// Four JVMs on two cores: the authors' loading only.
+			loads: []string{"per-request"},
 			// Startup speed over peak speed: the test measures nothing.
-			env:   []string{"JAVA_OPTS=-XX:TieredStopAtLevel=1"},
+			env:   map[string]string{"JAVA_OPTS": "-XX:TieredStopAtLevel=1"},
 			needs: []string{"mvn"},
 			skip: func() string {
 				if haveJDK25() {
@@ -55,9 +45,9 @@ func frameworks() []framework {
 				return slices.DeleteFunc(cases, func(c hostile.Case) bool { return c.Name == "slow headers" })
 			},
 			backends: []backend{
-				{name: "eureka", addr: "EUREKA_ADDR", method: http.MethodGet, path: "/eureka/apps"},
-				{name: "hello", addr: "HELLO_ADDR", method: http.MethodGet, path: "/"},
-				{name: "universities", addr: "UNIVERSITIES_ADDR", method: http.MethodGet, path: "/universities?country=Finland"},
+				{name: "eureka", method: http.MethodGet, path: "/eureka/apps"},
+				{name: "hello", method: http.MethodGet, path: "/"},
+				{name: "universities", method: http.MethodGet, path: "/universities?country=Finland"},
 			},
 			backendLimits: limits,
 			backendHostile: func(cases []hostile.Case) []hostile.Case {
@@ -80,13 +70,9 @@ func frameworks() []framework {
 			},
 		},
 		{
-			name:         "nest",
-			addrs:        []string{"HELLO_ADDR", "UNIVERSITIES_ADDR"},
-			stages:       [][]program{{{name: "hello"}, {name: "universities"}, {name: "gateway"}}},
-			load:         "startup",
-			bothLoads:    true,
-			readyTimeout: time.Minute,
-			needs:        []string{"node", "npm"},
+			name:  "nest",
+			loads: []string{"startup", "per-request"},
+			needs: []string{"node", "npm"},
 			hostile: func(cases []hostile.Case) []hostile.Case {
 				for i, c := range cases {
 					if c.Name == "oversized body" {
@@ -102,24 +88,16 @@ func frameworks() []framework {
 			},
 		},
 		{
-			name:  "micro",
-			addrs: []string{"REGISTRY_ADDR", "HELLO_ADDR", "UNIVERSITIES_ADDR"},
-			// A go-micro service that cannot reach the registry exits.
-			stages: [][]program{
-				{{"registry", func(addr map[string]string) proc.Check { return proc.TCPCheck{Addr: addr["REGISTRY_ADDR"]} }}},
-				{{name: "hello"}, {name: "universities"}, {name: "gateway"}},
-			},
-			load:         "per-request",
-			bothLoads:    true,
-			readyTimeout: time.Minute,
-			needs:        []string{"go"},
-			hostile:      func(cases []hostile.Case) []hostile.Case { return cases },
+			name:    "micro",
+			loads:   []string{"per-request", "startup"},
+			needs:   []string{"go"},
+			hostile: func(cases []hostile.Case) []hostile.Case { return cases },
 			// go-micro's RPC over its HTTP transport: a POST to / naming
 			// the service and endpoint, the body the request in JSON.
 			backends: []backend{
-				{name: "hello", addr: "HELLO_ADDR", method: http.MethodPost, path: "/",
+				{name: "hello", method: http.MethodPost, path: "/",
 					header: [][2]string{{"Micro-Service", "hello"}, {"Micro-Endpoint", "Hello.Say"}}, body: "{}"},
-				{name: "universities", addr: "UNIVERSITIES_ADDR", method: http.MethodPost, path: "/",
+				{name: "universities", method: http.MethodPost, path: "/",
 					header: [][2]string{{"Micro-Service", "universities"}, {"Micro-Endpoint", "Universities.Find"}}, body: `{"country":"Finland"}`},
 			},
 			// The services' transport bounds a request, header and body
@@ -155,37 +133,37 @@ func frameworks() []framework {
 	}
 }
 
-// TestFrameworks builds each framework, deploys it (twice for those tried
-// with both UNIVERSITIES_LOAD modes) and checks its API through the
-// gateway. The frameworks run side by side.
+// TestFrameworks deploys each framework's variants of the study (with
+// both UNIVERSITIES_LOAD modes, Spring's only with its authors') and
+// checks its API through the gateway. The frameworks run side by side,
+// their variants one after another.
 func TestFrameworks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the three frameworks' programs")
 	}
 	ctx := t.Context()
-	data := loadDataset(t)
-	var ports proc.PortAllocator
-	for _, fw := range frameworks() {
+	fws := frameworks()
+	// The lab builds every framework it is given: one whose toolchain is
+	// missing would fail them all.
+	missing := map[string]string{}
+	for _, fw := range fws {
+		if why := fw.missing(); why != "" {
+			missing[fw.name] = why
+		}
+	}
+	lab := deploytest.Open(ctx, t, "../study.yaml", "", deploytest.WithoutBuilds(slices.Sorted(maps.Keys(missing))...))
+	data := loadDataset(t, lab.Values()["dataset.universities"])
+	for _, fw := range fws {
 		t.Run(fw.name, func(t *testing.T) {
+			if why := missing[fw.name]; why != "" {
+				t.Skipf("skipping %s: %s", fw.name, why)
+			}
 			t.Parallel()
-			if fw.skip != nil {
-				if reason := fw.skip(); reason != "" {
-					t.Skip("skipping " + fw.name + ": " + reason)
-				}
-			}
-			out := build(ctx, t, fw)
-			loads := []string{""}
-			if fw.bothLoads {
-				loads = append(loads, map[string]string{"startup": "per-request", "per-request": "startup"}[fw.load])
-			}
-			for _, load := range loads {
-				name := "load=" + load
-				if load == "" {
-					name = "load=default(" + fw.load + ")"
-				}
-				t.Run(name, func(t *testing.T) {
-					d := deploy(ctx, t, fw, out, load, data, &ports)
+			for _, load := range fw.loads {
+				t.Run("load="+load, func(t *testing.T) {
+					d := deploy(ctx, t, lab, fw, load, data)
 					checkAPI(t, d, data)
+					d.stop(t)
 				})
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +15,30 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// audience is the deployments' JWT_AUDIENCE.
-const audience = "msbench-frameworks"
+// signer makes the tokens a gateway must refuse from the one it must
+// accept: the token the study mints for its load (tokens.user), and the
+// deployment's JWT_SECRET that signed it.
+type signer struct {
+	secret string
+	valid  jwt.MapClaims // the study's token's claims
+}
 
-// secret is the deployments' JWT_SECRET, fresh for every run: no token
-// outlives it.
-var secret = randomSecret()
+// newSigner reads the study's token, which the secret must verify.
+func newSigner(t *testing.T, token, secret string) signer {
+	t.Helper()
+	claims := jwt.MapClaims{}
+	_, err := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()})).
+		ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return []byte(secret), nil })
+	if err != nil {
+		t.Fatalf("the study's token: %v", err)
+	}
+	return signer{secret: secret, valid: claims}
+}
+
+// claims are a copy of the valid token's.
+func (s signer) claims() jwt.MapClaims { return maps.Clone(s.valid) }
 
 func randomSecret() string { return rand.Text() + rand.Text() } // 52 ASCII characters
-
-// claims are those of a valid token: a long expiry, as the thesis' tokens.
-func claims() jwt.MapClaims {
-	now := time.Now()
-	return jwt.MapClaims{
-		"sub": "msbench", "authorities": []string{"ROLE_USER"}, "aud": audience,
-		"iat": now.Unix(), "exp": now.Add(24 * time.Hour).Unix(),
-	}
-}
 
 // sign makes an HS256 token of c with key.
 func sign(t *testing.T, c jwt.MapClaims, key string) string {
@@ -48,17 +56,17 @@ type badToken struct {
 	name, header, says string
 }
 
-func badTokens(t *testing.T) []badToken {
+func (s signer) badTokens(t *testing.T) []badToken {
 	t.Helper()
 	bearer := func(tok string) string { return "Bearer " + tok }
 
-	expired := claims()
+	expired := s.claims()
 	expired["iat"] = time.Now().Add(-2 * time.Hour).Unix()
 	expired["exp"] = time.Now().Add(-time.Hour).Unix()
-	other := claims()
+	other := s.claims()
 	other["aud"] = "someone-else"
 
-	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, claims()).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, s.claims()).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,22 +74,22 @@ func badTokens(t *testing.T) []badToken {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs256, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims()).SignedString(rsaKey)
+	rs256, err := jwt.NewWithClaims(jwt.SigningMethodRS256, s.claims()).SignedString(rsaKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	noExp := claims()
+	noExp := s.claims()
 	delete(noExp, "exp")
 	// RFC 7519 §2: a NumericDate is a JSON number, not a string of digits.
-	stringExp, stringNbf := claims(), claims()
+	stringExp, stringNbf := s.claims(), s.claims()
 	stringExp["exp"] = "9999999999"
 	stringNbf["nbf"] = "1"
 	// RFC 7515 §4.1.11: a recipient must refuse a token whose crit names
 	// an extension it does not understand, and no gateway understands any.
-	crit := jwt.NewWithClaims(jwt.SigningMethodHS256, claims())
+	crit := jwt.NewWithClaims(jwt.SigningMethodHS256, s.claims())
 	crit.Header["crit"] = []string{"x-msbench"}
 	crit.Header["x-msbench"] = true
-	critical, err := crit.SignedString([]byte(secret))
+	critical, err := crit.SignedString([]byte(s.secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,25 +97,25 @@ func badTokens(t *testing.T) []badToken {
 		{"missing", "", ""},
 		{"not a bearer token", "Basic " + base64.StdEncoding.EncodeToString([]byte("user:password")), ""},
 		{"not a JWT", bearer("not-a-jwt"), ""},
-		{"bad signature", bearer(sign(t, claims(), randomSecret())), ""},
-		{"expired", bearer(sign(t, expired, secret)), "expired"},
+		{"bad signature", bearer(sign(t, s.claims(), randomSecret())), ""},
+		{"expired", bearer(sign(t, expired, s.secret)), "expired"},
 		{"alg none", bearer(none), ""},
 		{"RS256", bearer(rs256), ""},
 		// Algorithm confusion: the header says RS256, the signature is an
 		// HMAC with the shared secret, as a verifier that takes the
 		// secret for a public key would accept.
-		{"RS256 header, HMAC signature", bearer(confused(t)), ""},
-		{"another audience", bearer(sign(t, other, secret)), "aud"},
-		{"no exp", bearer(sign(t, noExp, secret)), "exp"},
-		{"exp a string", bearer(sign(t, stringExp, secret)), ""},
-		{"nbf a string", bearer(sign(t, stringNbf, secret)), ""},
+		{"RS256 header, HMAC signature", bearer(s.confused(t)), ""},
+		{"another audience", bearer(sign(t, other, s.secret)), "aud"},
+		{"no exp", bearer(sign(t, noExp, s.secret)), "exp"},
+		{"exp a string", bearer(sign(t, stringExp, s.secret)), ""},
+		{"nbf a string", bearer(sign(t, stringNbf, s.secret)), ""},
 		{"unknown crit", bearer(critical), ""},
-		{"+/ in the header", bearer(standardBase64(t, 0, false)), ""},
-		{"+/ in the claims", bearer(standardBase64(t, 1, false)), ""},
-		{"+/ in the signature", bearer(standardBase64(t, 2, false)), ""},
-		{"= padding in the header", bearer(standardBase64(t, 0, true)), ""},
-		{"= padding in the claims", bearer(standardBase64(t, 1, true)), ""},
-		{"= padding in the signature", bearer(standardBase64(t, 2, true)), ""},
+		{"+/ in the header", bearer(s.standardBase64(t, 0, false)), ""},
+		{"+/ in the claims", bearer(s.standardBase64(t, 1, false)), ""},
+		{"+/ in the signature", bearer(s.standardBase64(t, 2, false)), ""},
+		{"= padding in the header", bearer(s.standardBase64(t, 0, true)), ""},
+		{"= padding in the claims", bearer(s.standardBase64(t, 1, true)), ""},
+		{"= padding in the signature", bearer(s.standardBase64(t, 2, true)), ""},
 	}
 }
 
@@ -118,7 +126,7 @@ func badTokens(t *testing.T) []badToken {
 // verifier that decodes leniently and signs the segments as they came
 // takes it for valid. The header's kid and a claim grow until the segment
 // has such a character.
-func standardBase64(t *testing.T, seg int, padded bool) string {
+func (s signer) standardBase64(t *testing.T, seg int, padded bool) string {
 	t.Helper()
 	for n := range 64 {
 		var parts [3]string
@@ -133,7 +141,7 @@ func standardBase64(t *testing.T, seg int, padded bool) string {
 			}
 		}
 		filler := strings.Repeat("~", n)
-		c := claims()
+		c := s.claims()
 		c["jti"] = filler
 		for i, v := range []any{map[string]string{"alg": "HS256", "typ": "JWT", "kid": filler}, c} {
 			b, err := json.Marshal(v)
@@ -142,7 +150,7 @@ func standardBase64(t *testing.T, seg int, padded bool) string {
 			}
 			encode(i, b)
 		}
-		mac := hmac.New(sha256.New, []byte(secret))
+		mac := hmac.New(sha256.New, []byte(s.secret))
 		mac.Write([]byte(parts[0] + "." + parts[1]))
 		encode(2, mac.Sum(nil))
 		if padded && strings.Contains(parts[seg], "=") || !padded && strings.ContainsAny(parts[seg], "+/") {
@@ -155,7 +163,7 @@ func standardBase64(t *testing.T, seg int, padded bool) string {
 
 // confused is a token whose header says RS256 but whose signature is
 // HMAC-SHA256 with the shared secret.
-func confused(t *testing.T) string {
+func (s signer) confused(t *testing.T) string {
 	t.Helper()
 	part := func(v any) string {
 		b, err := json.Marshal(v)
@@ -164,8 +172,8 @@ func confused(t *testing.T) string {
 		}
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
-	signing := part(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + part(claims())
-	mac := hmac.New(sha256.New, []byte(secret))
+	signing := part(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + part(s.claims())
+	mac := hmac.New(sha256.New, []byte(s.secret))
 	mac.Write([]byte(signing))
 	return signing + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
