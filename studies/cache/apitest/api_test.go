@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/msbench/msbench/internal/apicheck"
 	"github.com/msbench/msbench/internal/runner/deploytest"
 )
 
@@ -117,15 +118,15 @@ func checkRead(ctx context.Context, t *testing.T, d *deployment) {
 	}
 	cached := d.strategy != "db"
 	for i, wantCache := range []string{"miss", "hit"} {
-		r := get(t, a.base+"/roles")
-		wantStatus(t, r, http.StatusOK)
+		r := apicheck.Get(t, a.base+"/roles")
+		mustStatus(t, "GET /roles", r, http.StatusOK)
 		wantHeader(t, r, "Content-Type", "application/json")
 		// Which instance it is, the study's INSTANCE; round-robin checks
 		// that each says its own.
-		if r.header.Get("X-Instance") == "" {
+		if r.Header.Get("X-Instance") == "" {
 			t.Errorf("request %d: no X-Instance", i+1)
 		}
-		if got := decode[[]role](t, r); !reflect.DeepEqual(got, want) {
+		if got := apicheck.Decode[[]role](t, r); !reflect.DeepEqual(got, want) {
 			t.Errorf("request %d: GET /roles differs from the tables", i+1)
 		}
 		if v := version(t, r); v != 1 {
@@ -134,35 +135,35 @@ func checkRead(ctx context.Context, t *testing.T, d *deployment) {
 		switch {
 		case !cached:
 			wantHeader(t, r, "X-Cache", "none")
-			wantTimings(t, r, "db", "handler")
+			apicheck.WantTimings(t, r, "db", "handler")
 		case wantCache == "miss":
 			wantHeader(t, r, "X-Cache", "miss")
-			wantTimings(t, r, "cache", "db", "handler")
+			apicheck.WantTimings(t, r, "cache", "db", "handler")
 		default:
 			wantHeader(t, r, "X-Cache", "hit")
-			wantTimings(t, r, "cache", "handler")
+			apicheck.WantTimings(t, r, "cache", "handler")
 		}
 	}
-	one := get(t, a.base+"/roles/7")
-	wantStatus(t, one, http.StatusOK)
-	if got := decode[role](t, one); !reflect.DeepEqual(got, want[6]) {
+	one := apicheck.Get(t, a.base+"/roles/7")
+	mustStatus(t, "GET /roles/7", one, http.StatusOK)
+	if got := apicheck.Decode[role](t, one); !reflect.DeepEqual(got, want[6]) {
 		t.Errorf("GET /roles/7 = %+v, want %+v", got, want[6])
 	}
 	wantHeader(t, one, "X-Data-Version", "1")
-	wantError(t, get(t, a.base+"/roles/999"), http.StatusNotFound, "no such role")
+	apicheck.WantError(t, "GET /roles/999", apicheck.Get(t, a.base+"/roles/999"), http.StatusNotFound, "no such role")
 }
 
 // round reads GET /roles once from each instance through the gateway, in
 // the gateway's order, and returns the answers.
-func round(t *testing.T, d *deployment) []response {
+func round(t *testing.T, d *deployment) []apicheck.Response {
 	t.Helper()
-	var rs []response
+	var rs []apicheck.Response
 	seen := map[string]bool{}
 	for range d.instances {
-		r := get(t, d.gateway.base+"/roles")
-		wantStatus(t, r, http.StatusOK)
+		r := apicheck.Get(t, d.gateway.base+"/roles")
+		mustStatus(t, "GET /roles through the gateway", r, http.StatusOK)
 		rs = append(rs, r)
-		seen[r.header.Get("X-Instance")] = true
+		seen[r.Header.Get("X-Instance")] = true
 	}
 	if len(seen) != len(d.instances) {
 		t.Fatalf("%d requests through the gateway reached %d instances, want each once", len(rs), len(seen))
@@ -171,11 +172,12 @@ func round(t *testing.T, d *deployment) []response {
 }
 
 func checkRoundRobin(t *testing.T, d *deployment) {
-	wantStatus(t, call(t, http.MethodPost, d.gateway.base+"/gateway/stats/reset", ""), http.StatusNoContent)
+	reset := apicheck.Call(t, http.MethodPost, d.gateway.base+"/gateway/stats/reset", "", nil)
+	mustStatus(t, "POST /gateway/stats/reset", reset, http.StatusNoContent)
 	var order []string
 	for range 3 {
 		for _, r := range round(t, d) {
-			order = append(order, r.header.Get("X-Instance"))
+			order = append(order, r.Header.Get("X-Instance"))
 		}
 	}
 	for i := 3; i < len(order); i++ {
@@ -183,14 +185,14 @@ func checkRoundRobin(t *testing.T, d *deployment) {
 			t.Fatalf("instances in order %v: not round robin", order)
 		}
 	}
-	got := decode[struct {
+	got := apicheck.Decode[struct {
 		Requests  int64 `json:"requests"`
 		Upstreams []struct {
 			Addr     string `json:"addr"`
 			Requests int64  `json:"requests"`
 			Failures int64  `json:"failures"`
 		} `json:"upstreams"`
-	}](t, get(t, d.gateway.base+"/gateway/stats"))
+	}](t, apicheck.Get(t, d.gateway.base+"/gateway/stats"))
 	if got.Requests != 9 || len(got.Upstreams) != 3 {
 		t.Fatalf("gateway stats %+v, want 9 requests over 3 upstreams", got)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/msbench/msbench/internal/apicheck"
 )
 
 // checkBadInput: what a client gets wrong is answered 400, 404 or 409 with
@@ -49,9 +51,13 @@ func checkBadInput(ctx context.Context, t *testing.T, d *deployment) {
 		{"name-taken", "PATCH", "/roles/2", string(taken), 409, "another role has this name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := call(t, c.method, a.base+c.path, c.body)
-			wantError(t, r, c.status, c.reason)
-			wantHeader(t, r, "Content-Type", "application/json")
+			contentType := ""
+			if c.body != "" {
+				contentType = jsonType
+			}
+			r := apicheck.Call(t, c.method, a.base+c.path, contentType, []byte(c.body))
+			apicheck.WantError(t, c.method+" "+c.path, r, c.status, c.reason)
+			wantHeader(t, r, "Content-Type", jsonType)
 		})
 	}
 	if after := dbVersion(ctx, t, d.db); after != before {
@@ -64,16 +70,16 @@ func checkBadInput(ctx context.Context, t *testing.T, d *deployment) {
 		"4": strings.Repeat("é", 200), // 200 characters, 400 bytes
 	} {
 		body, _ := json.Marshal(map[string]string{"name": name})
-		r := call(t, http.MethodPatch, a.base+"/roles/"+id, string(body))
-		wantStatus(t, r, http.StatusOK)
-		got := get(t, a.base+"/roles/"+id)
-		wantStatus(t, got, http.StatusOK)
-		if n := decode[role](t, got).Name; n != name {
+		r := apicheck.Call(t, http.MethodPatch, a.base+"/roles/"+id, jsonType, body)
+		mustStatus(t, "PATCH /roles/"+id, r, http.StatusOK)
+		got := apicheck.Get(t, a.base+"/roles/"+id)
+		mustStatus(t, "GET /roles/"+id, got, http.StatusOK)
+		if n := apicheck.Decode[role](t, got).Name; n != name {
 			t.Errorf("role %s is named %q, want %q as sent", id, n, name)
 		}
 		// JSON-encoded for a browser too: markup comes back escaped.
-		if bytes.Contains(got.body, []byte("<script>")) {
-			t.Errorf("answer %q carries markup unescaped", got.body)
+		if bytes.Contains(got.Body, []byte("<script>")) {
+			t.Errorf("answer %q carries markup unescaped", got.Body)
 		}
 		var stored string
 		if err := d.db.QueryRow(ctx, "SELECT name FROM roles WHERE id = $1", id).Scan(&stored); err != nil || stored != name {

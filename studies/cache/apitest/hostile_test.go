@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/apicheck"
 	"github.com/msbench/msbench/internal/hostile"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/runner/deploytest"
@@ -24,9 +25,9 @@ func checkHostile(t *testing.T, s *service) {
 		cases[i].Reason = map[string]string{"malformed chunked body": "chunk", "oversized body": "body over", "oversized chunked body": "over"}[c.Name]
 	}
 	hostile.Check(t, s.name, s.addr, cases, func(t *testing.T) {
-		r := get(t, s.base+"/roles/1")
-		wantStatus(t, r, http.StatusOK)
-		if got := decode[role](t, r); got.ID != 1 {
+		r := apicheck.Get(t, s.base+"/roles/1")
+		mustStatus(t, "GET /roles/1", r, http.StatusOK)
+		if got := apicheck.Decode[role](t, r); got.ID != 1 {
 			t.Errorf("GET /roles/1 answered role %d", got.ID)
 		}
 	})

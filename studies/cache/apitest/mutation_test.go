@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/msbench/msbench/internal/apicheck"
 )
 
 // checkMutationThenReads grants a permission through the gateway and reads
@@ -21,25 +23,25 @@ func checkMutationThenReads(ctx context.Context, t *testing.T, d *deployment) {
 	round(t, d) // every instance now holds a copy, where it caches
 	before := dbVersion(ctx, t, d.db)
 
-	m := call(t, http.MethodPost, d.gateway.base+"/roles/5/permissions", `{"permission_id": `+itoa(permID)+`}`)
-	wantStatus(t, m, http.StatusOK)
+	m := apicheck.Call(t, http.MethodPost, d.gateway.base+"/roles/5/permissions", jsonType, []byte(`{"permission_id": `+itoa(permID)+`}`))
+	mustStatus(t, "POST /roles/5/permissions through the gateway", m, http.StatusOK)
 	if v := version(t, m); v != before+1 {
 		t.Fatalf("mutation answered X-Data-Version %d, want %d", v, before+1)
 	}
 	if d.strategy == "db" {
-		wantTimings(t, m, "db", "handler")
+		apicheck.WantTimings(t, m, "db", "handler")
 	} else {
-		wantTimings(t, m, "db", "invalidate", "handler")
+		apicheck.WantTimings(t, m, "db", "invalidate", "handler")
 	}
-	mutator := m.header.Get("X-Instance")
-	fresh := func(r response) bool {
-		roles := decode[[]role](t, r)
+	mutator := m.Header.Get("X-Instance")
+	fresh := func(r apicheck.Response) bool {
+		roles := apicheck.Decode[[]role](t, r)
 		return version(t, r) == before+1 && roles[roleID-1].holds(permID)
 	}
 
 	rs := round(t, d)
 	for i, r := range rs {
-		inst, isFresh := r.header.Get("X-Instance"), fresh(r)
+		inst, isFresh := r.Header.Get("X-Instance"), fresh(r)
 		switch d.strategy {
 		case "db", "redis":
 			if !isFresh {
@@ -59,9 +61,9 @@ func checkMutationThenReads(ctx context.Context, t *testing.T, d *deployment) {
 			case inst == mutator && !isFresh:
 				t.Errorf("inproc: instance %s that took the mutation answers version %d, want %d",
 					inst, version(t, r), before+1)
-			case inst != mutator && (version(t, r) != before || r.header.Get("X-Cache") != "hit"):
+			case inst != mutator && (version(t, r) != before || r.Header.Get("X-Cache") != "hit"):
 				t.Errorf("inproc: instance %s answers version %d (X-Cache %s) right after a mutation through %s, "+
-					"want its cached copy of version %d", inst, version(t, r), r.header.Get("X-Cache"), mutator, before)
+					"want its cached copy of version %d", inst, version(t, r), r.Header.Get("X-Cache"), mutator, before)
 			}
 		}
 	}
@@ -78,7 +80,7 @@ func checkMutationThenReads(ctx context.Context, t *testing.T, d *deployment) {
 // waitFresh reads every instance through the gateway until all are fresh,
 // failing after limit, and returns how long that took and how many stale
 // answers came meanwhile.
-func waitFresh(t *testing.T, d *deployment, fresh func(response) bool, limit time.Duration) (time.Duration, int) {
+func waitFresh(t *testing.T, d *deployment, fresh func(apicheck.Response) bool, limit time.Duration) (time.Duration, int) {
 	t.Helper()
 	began := time.Now()
 	stale := 0
@@ -107,19 +109,19 @@ func checkMoreMutations(ctx context.Context, t *testing.T, d *deployment) {
 	a := d.instances[0]
 	v := dbVersion(ctx, t, d.db)
 	readRole := func(id string) role {
-		r := get(t, a.base+"/roles/"+id)
-		wantStatus(t, r, http.StatusOK)
+		r := apicheck.Get(t, a.base+"/roles/"+id)
+		mustStatus(t, "GET /roles/"+id, r, http.StatusOK)
 		if got := version(t, r); got != v {
 			t.Errorf("GET /roles/%s answered version %d after the mutation that made %d", id, got, v)
 		}
-		return decode[role](t, r)
+		return apicheck.Decode[role](t, r)
 	}
 	for range 2 {
-		r := call(t, http.MethodPost, a.base+"/roles/6/permissions", `{"permission_id": 3}`)
-		wantStatus(t, r, http.StatusOK)
+		r := apicheck.Call(t, http.MethodPost, a.base+"/roles/6/permissions", jsonType, []byte(`{"permission_id": 3}`))
+		mustStatus(t, "POST /roles/6/permissions", r, http.StatusOK)
 		v++
 		wantHeader(t, r, "X-Data-Version", itoa(v))
-		if got := decode[map[string]int64](t, r); got["role_id"] != 6 || got["permission_id"] != 3 {
+		if got := apicheck.Decode[map[string]int64](t, r); got["role_id"] != 6 || got["permission_id"] != 3 {
 			t.Errorf("grant answered %v", got)
 		}
 		if !readRole("6").holds(3) {
@@ -127,19 +129,19 @@ func checkMoreMutations(ctx context.Context, t *testing.T, d *deployment) {
 		}
 	}
 
-	r := call(t, http.MethodDelete, a.base+"/roles/6/permissions/3", "")
-	wantStatus(t, r, http.StatusNoContent)
+	r := apicheck.Call(t, http.MethodDelete, a.base+"/roles/6/permissions/3", "", nil)
+	mustStatus(t, "DELETE /roles/6/permissions/3", r, http.StatusNoContent)
 	v++
 	wantHeader(t, r, "X-Data-Version", itoa(v))
 	if readRole("6").holds(3) {
 		t.Error("role 6 still holds permission 3 after the revoke")
 	}
 
-	r = call(t, http.MethodPatch, a.base+"/roles/6", `{"name": "renamed six"}`)
-	wantStatus(t, r, http.StatusOK)
+	r = apicheck.Call(t, http.MethodPatch, a.base+"/roles/6", jsonType, []byte(`{"name": "renamed six"}`))
+	mustStatus(t, "PATCH /roles/6", r, http.StatusOK)
 	v++
 	wantHeader(t, r, "X-Data-Version", itoa(v))
-	if got := decode[role](t, r); got.ID != 6 || got.Name != "renamed six" {
+	if got := apicheck.Decode[role](t, r); got.ID != 6 || got.Name != "renamed six" {
 		t.Errorf("rename answered %+v", got)
 	}
 	if got := readRole("6").Name; got != "renamed six" {

@@ -21,7 +21,7 @@ func checkStampede(t *testing.T, d *deployment) {
 		drop(t, s)
 		resetStats(t, s)
 		for _, r := range burst(t, s.base, "/roles", n) {
-			wantStatus(t, r, http.StatusOK)
+			mustStatus(t, "GET /roles in the burst", r, http.StatusOK)
 		}
 		st := getStats(t, s)
 		t.Logf("%s instance %s (singleflight %v): %d concurrent first requests cost %d database queries (%d misses, %d hits)",
