@@ -156,13 +156,13 @@ func (a *Aggregator) Fill(s *Summary, elapsedS float64) {
 	s.LateStarts = a.lateStarts
 	s.ServerTimingMalformed, s.ServerTimingDropped = a.malformed, a.dropped
 	s.ServerTiming = map[string]Distribution{}
-	s.Histograms = map[string]string{"latency": encode(a.latency), "uncorrected": encode(a.service)}
+	s.Histograms = map[string]string{histLatency: encode(a.latency), histUncorrected: encode(a.service), histScheduleLag: encode(a.lag)}
 	for i, h := range a.timings {
 		name := a.names.Name(uint8(i))
 		if h.TotalCount() == 0 || name == "" {
 			continue
 		}
 		s.ServerTiming[name] = distribution(h)
-		s.Histograms["server_timing."+name] = encode(h)
+		s.Histograms[histServerTiming+name] = encode(h)
 	}
 }

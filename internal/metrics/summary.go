@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -79,8 +80,9 @@ type Summary struct {
 	Warnings      []string `json:"warnings"`
 
 	// Histograms holds the HDR histograms (V2 compressed, base64, as HdrHistogram's Encode writes them) of
-	// latency, uncorrected latency and each Server-Timing metric, so that
-	// repetitions can be merged exactly.
+	// latency, uncorrected latency, schedule lag and each Server-Timing
+	// metric, so that repetitions, and the parts of one load (Merge), can
+	// be merged exactly.
 	Histograms map[string]string `json:"hdr"`
 }
 
@@ -103,6 +105,18 @@ func distribution(h *hdrhistogram.Histogram) Distribution {
 		Max:   ms(h.Max()),
 	}
 }
+
+// The keys of Summary.Histograms: latency from the intended send time,
+// latency from the actual send (uncorrected), schedule lag, and each
+// Server-Timing metric after its prefix.
+const (
+	histLatency      = "latency"
+	histUncorrected  = "uncorrected"
+	histScheduleLag  = "schedule_lag"
+	histServerTiming = "server_timing."
+)
+
+func cutServerTiming(key string) (string, bool) { return strings.CutPrefix(key, histServerTiming) }
 
 // DecodeHistogram reads a histogram from Summary.Histograms.
 func DecodeHistogram(encoded string) (*hdrhistogram.Histogram, error) {
