@@ -45,6 +45,11 @@ type Row struct {
 	Error        string   `parquet:"error,dict"`
 	Tag          int64    `parquet:"tag"`
 	ServerTiming []Timing `parquet:"server_timing,list"`
+	// Slice numbers the part of the load the request was sent in, from 1,
+	// when a step was measured in slices taking turns with other
+	// variants; 0 when it was measured in one piece. Files written before
+	// it existed read as 0.
+	Slice int32 `parquet:"slice"`
 }
 
 // Timing is one Server-Timing metric of a row.
@@ -65,8 +70,28 @@ type Writer struct {
 	w       *parquet.GenericWriter[Row]
 	names   *metrics.Names
 	targets []string
+	at      Segment
 	rows    []Row
 	timings []Timing
+}
+
+// Segment is one part of a load written into a file that holds several:
+// an interleaved step's slice. Each part comes from an engine of its own,
+// with its own Server-Timing names and its own clock and numbering, and is
+// placed after the parts before it: its sequence numbers after theirs,
+// its times after the time they measured, so that the file reads as one
+// load whose parts were measured back to back.
+type Segment struct {
+	Slice   int32
+	Names   *metrics.Names
+	Targets []string
+	Seq     int64 // added to each record's sequence number
+	Time    int64 // ns added to each record's times
+}
+
+// Begin makes the records written next those of segment s.
+func (w *Writer) Begin(s Segment) {
+	w.names, w.targets, w.at = s.Names, s.Targets, s
 }
 
 // Create starts a Parquet file at path. names resolves Server-Timing indices; targets names target indices.
@@ -100,11 +125,12 @@ func (w *Writer) Write(batch []metrics.Record) error {
 			target = w.targets[r.Target]
 		}
 		w.rows = append(w.rows, Row{
-			Seq:       int64(r.Seq),
+			Seq:       int64(r.Seq) + w.at.Seq,
+			Slice:     w.at.Slice,
 			Target:    target,
 			Worker:    int32(r.Worker),
-			Intended:  r.Intended,
-			Sent:      r.Sent,
+			Intended:  r.Intended + w.at.Time,
+			Sent:      r.Sent + w.at.Time,
 			LatencyMs: float64(r.Latency()) / 1e6,
 			ServiceMs: float64(r.ServiceTime()) / 1e6,
 			Status:    int32(r.Status),

@@ -159,3 +159,74 @@ func BenchmarkRead(b *testing.B) {
 		})
 	}
 }
+
+// Segments of one file come from engines of their own: each with its own
+// Server-Timing names and its own numbering and clock from 0. Written
+// through Begin, they read as one load measured back to back: sequence
+// numbers and times after the segment before, names resolved by each
+// segment's own table, each row with its slice.
+func TestSegmentsReadAsOneLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.parquet")
+	w, err := Create(path, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perSlice = 5
+	var seq, at int64
+	for slice := int32(1); slice <= 3; slice++ {
+		// A fresh table per engine, whose first name differs from slice to
+		// slice: "app" gets index 0 in the second.
+		names := &metrics.Names{}
+		if slice == 2 {
+			names.Index([]byte("app"))
+		}
+		w.Begin(Segment{Slice: slice, Names: names, Targets: []string{fmt.Sprintf("GET /%d", slice)}, Seq: seq, Time: at})
+		batch := make([]metrics.Record, perSlice)
+		for i := range batch {
+			batch[i] = request(i, names)
+		}
+		if err := w.Write(batch); err != nil {
+			t.Fatal(err)
+		}
+		seq += perSlice
+		at += perSlice * 1_000_000
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3*perSlice {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, row := range rows {
+		slice := int32(i/perSlice + 1)
+		if row.Seq != int64(i) || row.Slice != slice || row.Intended != int64(i)*1_000_000 || row.Target != fmt.Sprintf("GET /%d", slice) {
+			t.Errorf("row %d: seq %d, slice %d, intended %d, target %s", i, row.Seq, row.Slice, row.Intended, row.Target)
+		}
+		if want := []Timing{{"db", float64(i%perSlice) / 100}, {"app", 0.5}}; !slices.Equal(row.ServerTiming, want) {
+			t.Errorf("row %d: Server-Timing %v, want %v", i, row.ServerTiming, want)
+		}
+	}
+}
+
+// A file written before rows had a slice reads with slice 0.
+func TestFilesWithoutSlicesRead(t *testing.T) {
+	type oldRow struct {
+		Seq      int64 `parquet:"seq"`
+		Intended int64 `parquet:"intended,timestamp(nanosecond)"`
+	}
+	path := filepath.Join(t.TempDir(), "records.parquet")
+	if err := parquet.WriteFile(path, []oldRow{{Seq: 0, Intended: 5}, {Seq: 1, Intended: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].Seq != 1 || rows[1].Intended != 7 || rows[1].Slice != 0 {
+		t.Fatalf("read %+v", rows)
+	}
+}
