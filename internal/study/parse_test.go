@@ -580,3 +580,57 @@ func TestRequestSplittingIsRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { wantFieldError(t, valid, [2]string{target, tt.target}, tt.want) })
 	}
 }
+
+// A step is interleaved unless what it measures is tied to one load or
+// its start, or the file says not; a step that cannot be sliced refuses
+// interleave: true.
+func TestInterleavedSteps(t *testing.T) {
+	s, err := Parse("demo.yaml", []byte(valid), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Interleave; w != (Interleaving{Slice: DefaultSlice, Warmup: DefaultSliceWarmup, Rounds: DefaultRounds}) {
+		t.Errorf("interleaving %+v, want the defaults", w)
+	}
+	warm, rate := s.Step("warm"), s.Step("rate")
+	if warm.Interleaved || !strings.Contains(warm.Sequential, "fixed number of iterations") || !rate.Interleaved || rate.Sequential != "" {
+		t.Errorf("warm interleaved %v (%q), rate %v (%q)", warm.Interleaved, warm.Sequential, rate.Interleaved, rate.Sequential)
+	}
+	for _, c := range []struct {
+		name, from, to string
+		why            string // of step rate; "" for interleaved
+		profile        string
+	}{
+		{"said not", "rate: 50.5", "rate: 50.5\n      interleave: false", "the study file says interleave: false", ""},
+		{"events", "rate: 50.5", "rate: 50.5\n      events: [{at: 2s, kill: db}]", "its events happen at moments of one load", ""},
+		{"fresh", "rate: 50.5", "rate: 50.5\n      fresh: true", "it meets cold caches", ""},
+		{"stages", "      rate: 50.5\n      duration: 1m\n      warmup: {duration: 5s}", "      stages: 10s:5,10s:10", "its rate follows stages", ""},
+		{"a profile says not", "rate: {rate: 10}", "rate: {rate: 10, interleave: false}", "the study file says interleave: false", "quick"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Every profile is checked, and quick's duration would clash
+			// with stages.
+			text := strings.Replace(valid, "rate: {duration: 5s, rate: 10}", "rate: {rate: 10}", 1)
+			s, err := Parse("demo.yaml", []byte(strings.Replace(text, c.from, c.to, 1)), c.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := s.Step("rate"); st.Interleaved || !strings.Contains(st.Sequential, c.why) {
+				t.Errorf("interleaved %v, sequential %q, want %q", st.Interleaved, st.Sequential, c.why)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name, from, to, want string
+	}{
+		{"interleave a step that cannot be", "iterations: 10", "iterations: 10\n      interleave: true", "demo.yaml:28: load.steps[0].interleave: this step cannot be measured in slices: each of its users runs a fixed number of iterations"},
+		{"slice too short", "repetitions: 3\n", "repetitions: 3\ninterleave: {slice: 500ms}\n", "interleave.slice: a slice of 500ms is too short"},
+		{"warm-up as long as the slice", "repetitions: 3\n", "repetitions: 3\ninterleave: {slice: 2s, warmup: 2s}\n", "interleave.warmup: a slice's warm-up (2s) must be shorter than the slice (2s)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Parse("demo.yaml", []byte(strings.Replace(valid, c.from, c.to, 1)), ""); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

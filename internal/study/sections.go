@@ -48,6 +48,7 @@ type fileSection struct {
 	Hosts        byName[[]string]          `yaml:"hosts"`
 	Tokens       byName[tokenSection]      `yaml:"tokens"`
 	Datasets     byName[datasetSection]    `yaml:"datasets"`
+	Interleave   interleaveSection         `yaml:"interleave"`
 }
 
 // elementName keeps a token's or a dataset's name one element of a
@@ -110,6 +111,7 @@ func (f *fileSection) study(d *decoder, file string) (*Study, []stepDraft) {
 		Variants:    f.Variants,
 		Repetitions: max(int(f.Repetitions), 1),
 		Placement:   f.Placement.placement(),
+		Interleave:  f.Interleave.interleaving(),
 	}
 	// What Check says of a missing variants: or load: points at the top.
 	s.lines.variants, s.lines.load = d.lineOf("variants"), d.lineOf("load")
@@ -267,6 +269,7 @@ type stepSection struct {
 	Name        nonEmpty          `yaml:"name"`
 	Params      map[string]string `yaml:"params"`
 	Fresh       bool              `yaml:"fresh"`
+	Interleave  *bool             `yaml:"interleave"`
 	TagHeader   nonEmpty          `yaml:"tag_header"`
 	Before      []hookTarget      `yaml:"before"`
 	Collect     []hookTarget      `yaml:"collect"`
@@ -294,6 +297,70 @@ func (st *stepSection) validate(d *decoder, field string) {
 	if st.Name != "" {
 		d.fileName(nil, join(field, "name"), "a step's name becomes a file name", string(st.Name))
 	}
+	if why := st.unsliceable(); why != "" && st.Interleave != nil && *st.Interleave {
+		d.errorf(nil, join(field, "interleave"), "this step cannot be measured in slices: %s", why)
+	}
+}
+
+// unsliceable says why a step must be measured in one piece, not in
+// slices taking turns with the other variants: what it measures is tied
+// to moments of one load, or to its start; "" when it can be sliced.
+func (st *stepSection) unsliceable() string {
+	switch {
+	case len(st.Events) > 0:
+		return "its events happen at moments of one load"
+	case st.Fresh:
+		return "it meets cold caches (fresh), which only its first slice would"
+	case len(st.Stages) > 0:
+		return "its rate follows stages"
+	case st.Iterations > 0:
+		return "each of its users runs a fixed number of iterations"
+	}
+	return ""
+}
+
+// sequential says why a step is measured in one piece: it cannot be
+// sliced, or the study file says interleave: false; "" when it is
+// interleaved.
+func (st *stepSection) sequential() string {
+	if why := st.unsliceable(); why != "" {
+		return why
+	}
+	if st.Interleave != nil && !*st.Interleave {
+		return "the study file says interleave: false"
+	}
+	return ""
+}
+
+// interleaveSection shapes the slices of the interleaved steps.
+type interleaveSection struct {
+	Slice  duration `yaml:"slice"`
+	Warmup duration `yaml:"warmup"`
+	Rounds count    `yaml:"rounds"`
+}
+
+func (s *interleaveSection) validate(d *decoder, field string) {
+	if s.Slice != 0 && time.Duration(s.Slice) < time.Second {
+		d.errorf(nil, join(field, "slice"), "a slice of %v is too short to measure: give 1s or more", time.Duration(s.Slice))
+	}
+	if w := s.interleaving(); w.Warmup >= w.Slice {
+		d.errorf(nil, join(field, "warmup"), "a slice's warm-up (%v) must be shorter than the slice (%v)", w.Warmup, w.Slice)
+	}
+}
+
+// The shape of slices a study file need not give.
+const (
+	DefaultSlice       = 5 * time.Second
+	DefaultSliceWarmup = 500 * time.Millisecond
+	DefaultRounds      = 5
+)
+
+func (s *interleaveSection) interleaving() Interleaving {
+	return Interleaving{
+		Slice:  cmp.Or(time.Duration(s.Slice), DefaultSlice),
+		Warmup: cmp.Or(time.Duration(s.Warmup), DefaultSliceWarmup),
+		Rounds: cmp.Or(int(s.Rounds), DefaultRounds),
+	}
 }
 
 type warmupSection struct {
@@ -312,13 +379,14 @@ type stepDraft struct {
 func (dr *stepDraft) step() *Step {
 	sec := &dr.section
 	st := &Step{
-		Name:      string(sec.Name),
-		Params:    sec.Params,
-		Warmup:    Warmup{Duration: time.Duration(sec.Warmup.Duration), Requests: int64(sec.Warmup.Requests)},
-		Pause:     time.Duration(sec.Pause),
-		Fresh:     sec.Fresh,
-		TagHeader: string(sec.TagHeader),
-		line:      dr.line,
+		Name:       string(sec.Name),
+		Params:     sec.Params,
+		Warmup:     Warmup{Duration: time.Duration(sec.Warmup.Duration), Requests: int64(sec.Warmup.Requests)},
+		Pause:      time.Duration(sec.Pause),
+		Fresh:      sec.Fresh,
+		TagHeader:  string(sec.TagHeader),
+		Sequential: sec.sequential(),
+		line:       dr.line,
 		Load: loadspec.Spec{
 			Open:        sec.Model == "open",
 			Users:       int(sec.Users),
@@ -335,6 +403,7 @@ func (dr *stepDraft) step() *Step {
 			Timeout:     time.Duration(sec.Timeout),
 		},
 	}
+	st.Interleaved = st.Sequential == ""
 	if sec.MinSuccess != nil {
 		share := float64(*sec.MinSuccess)
 		st.Load.MinSuccess = &share

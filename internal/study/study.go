@@ -56,6 +56,8 @@ type Study struct {
 	Tokens      []tokens.Spec `json:"Tokens"`    // JSON Web Tokens minted with a fresh key for every run
 	Datasets    []Dataset     `json:"Datasets"`  // input files: shared, or a build's stand-in
 	Repetitions int           `json:"Repetitions"`
+	// Interleave shapes the slices of interleaved steps.
+	Interleave Interleaving `json:"Interleave,omitzero"`
 	// AA is the key of the variant measured twice in every repetition, as
 	// two independent deployments, so that the report can tell how far
 	// identical systems come apart on this machine (the A/A noise floor);
@@ -70,6 +72,18 @@ type Study struct {
 	Profile  string                       `json:"Profile"`  // applied profile, "" for none
 	Profiles []string                     `json:"Profiles"` // all profile names, in file order
 	lines    struct{ variants, load int } // where Check points
+}
+
+// Interleaving is how an interleaved step is cut into slices. In each
+// round every variant of the repetition gets one slice of the step's load,
+// in a fresh random order; the first Warmup of a slice is sent but not
+// counted. A step bounded by time gets one round per Slice of it; one
+// bounded by a count of requests, which says nothing of how long it takes,
+// Rounds rounds.
+type Interleaving struct {
+	Slice  time.Duration `json:"Slice"`
+	Warmup time.Duration `json:"Warmup"`
+	Rounds int           `json:"Rounds"`
 }
 
 // Build makes artifacts once and caches them on a hash of their inputs.
@@ -186,6 +200,12 @@ type Step struct {
 	// Fresh restarts the dependencies and services before the step and
 	// skips verification, so that the step meets cold caches.
 	Fresh bool `json:"Fresh"`
+	// Interleaved steps are measured in slices, the variants of a
+	// repetition taking turns (Study.Interleave); the others in one piece
+	// per variant, for the reason Sequential gives. Runs written before
+	// interleaving read as sequential, as they were measured.
+	Interleaved bool   `json:"Interleaved,omitempty"`
+	Sequential  string `json:"Sequential,omitempty"`
 	// TagHeader names a response header whose number each record keeps.
 	TagHeader string `json:"TagHeader"`
 	// Before are requests sent to every instance of a service before the
@@ -352,6 +372,16 @@ func (s *Study) Service(name string) *Service {
 	for _, svc := range s.Services {
 		if svc.Name == name {
 			return svc
+		}
+	}
+	return nil
+}
+
+// Step returns the named step of the load, or nil.
+func (s *Study) Step(name string) *Step {
+	for _, st := range s.Load.Steps {
+		if st.Name == name {
+			return st
 		}
 	}
 	return nil
