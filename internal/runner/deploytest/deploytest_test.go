@@ -207,17 +207,22 @@ func TestStopCleanlyHoldsServicesToTheirPromise(t *testing.T) {
 	lab := Open(ctx, t, tiny, "")
 	for _, c := range []struct {
 		action string
+		opts   []StopOption
 		says   []string // what the failures say, one per instance
 	}{
-		{"clean", nil},
-		{"", []string{"backend ended", "front ended"}},
-		{"ignore", []string{"backend still ran", "front still ran"}},
+		{"0", nil, nil},
+		{"143", nil, nil}, // the JVM's status after its shutdown hooks
+		{"1", nil, []string{"backend ended", "front ended"}},
+		{"", nil, []string{"backend ended", "front ended"}}, // dead of the signal
+		{"", []StopOption{DiesBySIGTERM()}, nil},
+		{"1", []StopOption{DiesBySIGTERM()}, []string{"exit status 1", "exit status 1"}},
+		{"ignore", []StopOption{DiesBySIGTERM()}, []string{"backend still ran", "front still ran"}},
 	} {
-		t.Run("TERM_ACTION="+c.action, func(t *testing.T) {
+		t.Run(fmt.Sprintf("TERM_ACTION=%s,%d options", c.action, len(c.opts)), func(t *testing.T) {
 			env := map[string]string{"TERM_ACTION": c.action}
 			d := lab.Start(ctx, t, Options{Env: map[string]map[string]string{"backend": env, "front": env}})
 			f := &failures{TB: t}
-			exits := StopCleanly(f, d)
+			exits := StopCleanly(f, d, c.opts...)
 			if len(exits) != 2 || exits[0].Instance != "backend" || exits[1].Instance != "front" {
 				t.Fatalf("exits %+v, want backend's and front's", exits)
 			}

@@ -35,18 +35,23 @@ func main() {
 		}
 		c.Close()
 	}
-	// TERM_ACTION: "clean" exits 0 on SIGTERM, "ignore" must be killed; unset,
-	// the signal ends it.
-	switch os.Getenv("TERM_ACTION") {
-	case "clean":
+	// TERM_ACTION: a number is the status it exits with on SIGTERM,
+	// "ignore" must be killed; unset, the signal ends it.
+	switch action := os.Getenv("TERM_ACTION"); action {
+	case "":
+	case "ignore":
+		signal.Ignore(syscall.SIGTERM)
+	default:
+		status, err := strconv.Atoi(action)
+		if err != nil {
+			log.Fatalf("TERM_ACTION %q: want a status or ignore", action)
+		}
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
 		go func() {
 			<-term
-			os.Exit(0)
+			os.Exit(status)
 		}()
-	case "ignore":
-		signal.Ignore(syscall.SIGTERM)
 	}
 	var served atomic.Int64
 	mux := http.NewServeMux()
