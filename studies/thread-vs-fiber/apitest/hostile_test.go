@@ -5,19 +5,19 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"image"
 	"net"
 	"net/http"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msbench/msbench/internal/apicheck"
+	"github.com/msbench/msbench/internal/resources"
 )
 
 const (
@@ -25,8 +25,9 @@ const (
 	// 900 megapixels, gigabytes once decoded.
 	bombSide = 30000
 	// bombAnswer and bombGrowth are the issue's bounds for refusing a bomb:
-	// the answer within 1 s, the service's peak RSS less than 200 MB above
-	// what it was.
+	// the answer within 1 s, the service's peak memory less than 200 MB
+	// above what it was (the issue said RSS; this is memory as a run
+	// accounts it, the cgroup's where there is one: a little more).
 	bombAnswer = time.Second
 	bombGrowth = 200 << 20
 	// margin is allowed beyond a server timeout for the server to notice
@@ -45,9 +46,7 @@ const stalledHead = "POST /images HTTP/1.1\r\nHost: x\r\n" +
 // checkHostile sends what a hostile client would: decompression bombs, slow
 // and stalled requests, malformed framing, oversized headers and bodies.
 // After each the service must still serve.
-func checkHostile(t *testing.T, svc service) {
-	c := client{base: svc.base}
-
+func checkHostile(t *testing.T, svc *service) {
 	for _, b := range []struct{ name, mediaType string }{{"png", "image/png"}, {"jpeg", "image/jpeg"}} {
 		t.Run("bomb-"+b.name, func(t *testing.T) {
 			data := pngBomb(t)
@@ -57,28 +56,21 @@ func checkHostile(t *testing.T, svc service) {
 			if len(data) >= maxImageBytes {
 				t.Fatalf("the bomb is %d bytes, not under the %d-byte limit", len(data), maxImageBytes)
 			}
-			base := resetPeakRSS(t, svc.pid)
+			base := svc.resetPeakMemory(t)
 			began := time.Now()
-			resp := c.upload(t, "image", "bomb", b.mediaType, data)
+			resp := svc.upload(t, "image", "bomb", b.mediaType, data)
 			took := time.Since(began)
-			growth := procStatus(t, svc.pid, "VmHWM") - base
-			t.Logf("%d-byte %s bomb: %d in %s, peak RSS +%.1f MB",
-				len(data), b.name, resp.status, took.Round(time.Millisecond), float64(growth)/(1<<20))
-			wantStatus(t, resp, http.StatusRequestEntityTooLarge)
-			var e struct {
-				Error string `json:"error"`
-			}
-			dims := fmt.Sprintf("%dx%d", bombSide, bombSide)
-			if err := json.Unmarshal(resp.body, &e); err != nil || !strings.Contains(e.Error, dims) {
-				t.Errorf(`body %q, want {"error": "…"} naming the dimensions %s`, resp.body, dims)
-			}
+			growth := svc.memory(t).PeakMemBytes - base
+			t.Logf("%d-byte %s bomb: %d in %s, peak memory +%.1f MB",
+				len(data), b.name, resp.Status, took.Round(time.Millisecond), float64(growth)/(1<<20))
+			apicheck.WantError(t, b.name+" bomb", resp, http.StatusRequestEntityTooLarge, fmt.Sprintf("%dx%d", bombSide, bombSide))
 			if took > bombAnswer {
 				t.Errorf("answered after %s, want within %s", took, bombAnswer)
 			}
 			if growth > bombGrowth {
-				t.Errorf("peak RSS grew by %d MB, want under %d MB", growth>>20, bombGrowth>>20)
+				t.Errorf("peak memory grew by %d MB, want under %d MB", growth>>20, bombGrowth>>20)
 			}
-			c.stillServes(t)
+			svc.stillServes(t)
 		})
 	}
 
@@ -144,12 +136,12 @@ func checkHostile(t *testing.T, svc service) {
 			if s.skip != "" {
 				t.Skip(s.skip)
 			}
-			status, took := c.raw(t, s.within, s.send)
+			status, took := svc.raw(t, s.within, s.send)
 			t.Logf("answer %d (0: closed) after %s", status, took.Round(time.Millisecond))
 			if !slices.Contains(s.want, status) {
 				t.Errorf("answer %d (0: closed without one), want one of %v", status, s.want)
 			}
-			c.stillServes(t)
+			svc.stillServes(t)
 		})
 	}
 }
@@ -158,9 +150,9 @@ func checkHostile(t *testing.T, svc service) {
 // server to answer or close it. It returns the status, 0 for a close
 // without an answer, and how long that took; a connection still open after
 // within fails the test.
-func (c client) raw(t *testing.T, within time.Duration, send func(net.Conn)) (int, time.Duration) {
+func (s *service) raw(t *testing.T, within time.Duration, send func(net.Conn)) (int, time.Duration) {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(c.base, "http://"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +174,10 @@ func (c client) raw(t *testing.T, within time.Duration, send func(net.Conn)) (in
 }
 
 // stillServes: a readiness check and a normal upload succeed.
-func (c client) stillServes(t *testing.T) {
+func (s *service) stillServes(t *testing.T) {
 	t.Helper()
-	wantStatus(t, c.get(t, "/healthz"), http.StatusOK)
-	wantStatus(t, c.upload(t, "image", "ok.png", "image/png", encodePNG(t, picture(40, 30, 0))), http.StatusCreated)
+	mustStatus(t, "healthz", s.get(t, "/healthz"), http.StatusOK)
+	mustStatus(t, "upload", s.upload(t, "image", "ok.png", "image/png", encodePNG(t, picture(40, 30, 0))), http.StatusCreated)
 }
 
 // pngBomb is a valid PNG of bombSide x bombSide 1-bit grey pixels, all
@@ -243,33 +235,23 @@ func jpegBomb(t *testing.T) []byte {
 	return data
 }
 
-// resetPeakRSS resets the process's peak RSS (VmHWM) to its current RSS and
-// returns that, in bytes.
-func resetPeakRSS(t *testing.T, pid int) int64 {
+// resetPeakMemory starts the service's peak memory again from its use
+// now, and returns that use, in bytes.
+func (s *service) resetPeakMemory(t *testing.T) int64 {
 	t.Helper()
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+	if err := s.d.ResetPeak(s.name); err != nil {
 		// Then the peak may predate the request: a stricter check.
-		t.Logf("cannot reset the peak RSS: %v", err)
+		t.Logf("cannot reset the peak memory: %v", err)
 	}
-	return procStatus(t, pid, "VmRSS")
+	return s.memory(t).CurrentMemBytes
 }
 
-// procStatus reads a memory field of /proc/PID/status, in bytes.
-func procStatus(t *testing.T, pid int, field string) int64 {
+// memory is the service's memory as a run accounts it.
+func (s *service) memory(t *testing.T) resources.Usage {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	u, err := s.d.Usage(s.name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("/proc/%d/status %s: %v", pid, field, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("/proc/%d/status has no %s", pid, field)
-	return 0
+	return u
 }
