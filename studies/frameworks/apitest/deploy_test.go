@@ -3,16 +3,13 @@ package apitest
 import (
 	"context"
 	"maps"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/hostile"
-	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/runner/deploytest"
+	"github.com/msbench/msbench/internal/toolchain"
 )
 
 const (
@@ -48,11 +45,14 @@ type framework struct {
 	backends       []backend
 	backendLimits  hostile.Limits
 	backendHostile func([]hostile.Case) []hostile.Case
-	// needs are the programs its build and its programs need; without one
-	// the framework is skipped, saying so.
-	needs []string
-	// skip, when set, gives another reason to skip it ("" for none).
-	skip func() string
+	// tools are the programs its build and its programs need, and jdk the
+	// major version of the JDK they run on (0 for none); without one the
+	// framework is skipped, saying so.
+	tools []string
+	jdk   int
+	// stop is what its programs' clean end on SIGTERM may look like
+	// besides status 0 (or the JVM's 143).
+	stop []deploytest.StopOption
 }
 
 // backend is a program behind the gateway that serves HTTP: the study's
@@ -70,18 +70,8 @@ type backend struct {
 // (when:) take no notice of the environment the test gives them.
 var programs = []string{"eureka", "nats", "hello", "universities", "gateway"}
 
-// missing says why fw cannot be built or run here, "" when it can.
-func (fw framework) missing() string {
-	for _, tool := range fw.needs {
-		if _, err := exec.LookPath(tool); err != nil {
-			return tool + " is not installed"
-		}
-	}
-	if fw.skip != nil {
-		return fw.skip()
-	}
-	return ""
-}
+// missing says what fw lacks to be built or run here, "" when nothing.
+func (fw framework) missing() string { return toolchain.Missing(fw.jdk, fw.tools...) }
 
 // deployment is a framework's variant of the study, started.
 type deployment struct {
@@ -118,33 +108,11 @@ func deploy(ctx context.Context, t *testing.T, lab *deploytest.Lab, fw framework
 	return d
 }
 
-// stop stops d now and fails t for each program still running after
-// SIGTERM and its grace, which had to be killed; a program may end by
-// SIGTERM's convention (the JVM exits 143 after its shutdown hooks, Node
-// dies of the signal Nest re-raises after its own), which
-// deploytest.StopCleanly does not take yet.
+// stop stops d now and fails t for each program that did not end cleanly
+// within the grace after SIGTERM, and says how long each took.
 func (d *deployment) stop(t *testing.T) {
 	t.Helper()
-	if err := d.dep.Stop(); err != nil {
-		t.Errorf("stop: %v", err)
+	for _, e := range deploytest.StopCleanly(t, d.dep, d.fw.stop...) {
+		t.Logf("%s stopped %s after SIGTERM", e.Instance, e.After.Round(time.Millisecond))
 	}
-	for _, e := range d.dep.Exits() {
-		if e.Killed {
-			t.Errorf("%s still ran after SIGTERM and its grace, and was killed; log:\n%s", e.Instance, proc.LogTail(e.Log, 20))
-			continue
-		}
-		t.Logf("%s stopped %s after SIGTERM (%v)", e.Instance, e.After.Round(time.Millisecond), e.Err)
-	}
-}
-
-// haveJDK25 reports whether jdk.sh will find the JDK the Spring programs
-// run on.
-func haveJDK25() bool {
-	dirs, _ := filepath.Glob("/usr/lib/jvm/*25*")
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "bin", "java")); err == nil {
-			return true
-		}
-	}
-	return false
 }

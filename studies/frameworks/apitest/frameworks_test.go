@@ -22,13 +22,8 @@ func frameworks() []framework {
 			loads: []string{"per-request"},
 			// Startup speed over peak speed: the test measures nothing.
 			env:   map[string]string{"JAVA_OPTS": "-XX:TieredStopAtLevel=1"},
-			needs: []string{"mvn"},
-			skip: func() string {
-				if haveJDK25() {
-					return ""
-				}
-				return "no JDK 25 in /usr/lib/jvm/*25* (install one there, e.g. Eclipse Temurin 25: temurin-25-jdk)"
-			},
+			tools: []string{"mvn"},
+			jdk:   25,
 			hostile: func(cases []hostile.Case) []hostile.Case {
 				for i, c := range cases {
 					if c.Name == "oversized chunked body" {
@@ -72,7 +67,10 @@ func frameworks() []framework {
 		{
 			name:  "nest",
 			loads: []string{"startup", "per-request"},
-			needs: []string{"node", "npm"},
+			tools: []string{"node", "npm"},
+			// Nest's shutdown hooks raise the signal again once the
+			// application is closed.
+			stop: []deploytest.StopOption{deploytest.DiesBySIGTERM()},
 			hostile: func(cases []hostile.Case) []hostile.Case {
 				for i, c := range cases {
 					if c.Name == "oversized body" {
@@ -90,7 +88,7 @@ func frameworks() []framework {
 		{
 			name:    "micro",
 			loads:   []string{"per-request", "startup"},
-			needs:   []string{"go"},
+			tools:   []string{"go"},
 			hostile: func(cases []hostile.Case) []hostile.Case { return cases },
 			// go-micro's RPC over its HTTP transport: a POST to / naming
 			// the service and endpoint, the body the request in JSON.
@@ -156,7 +154,7 @@ func TestFrameworks(t *testing.T) {
 	for _, fw := range fws {
 		t.Run(fw.name, func(t *testing.T) {
 			if why := missing[fw.name]; why != "" {
-				t.Skipf("skipping %s: %s", fw.name, why)
+				t.Skipf("skipping %s: this machine lacks %s", fw.name, why)
 			}
 			t.Parallel()
 			for _, load := range fw.loads {
