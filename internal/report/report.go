@@ -51,8 +51,9 @@ func Write(dir string, opts Options) (string, error) {
 }
 
 // studySections are the report's first part: what the run lacks, the
-// noise model, the claims judged, and the study's own analysis; the
-// judged claims are returned apart for the index of all studies.
+// noise model, the claims judged, every variant against the baseline, and
+// the study's own analysis; the judged claims are returned apart for the
+// index of all studies.
 func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []claims.Result) {
 	var sections []analysis.Section
 	if len(ds.Missing) > 0 {
@@ -96,6 +97,7 @@ func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []cl
 		}
 		sections, judged = append(sections, sec), sec.Claims
 	}
+	sections = append(sections, comparisonSection(ds))
 	return append(sections, res.Sections...), judged
 }
 
