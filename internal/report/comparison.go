@@ -94,9 +94,11 @@ type comparisonCell struct {
 }
 
 // compareVariants sets every variant but the baseline (and the A/A twin,
-// which is the noise model's) against the baseline.
-func compareVariants(ds *analysis.Dataset) comparison {
+// which is the noise model's) against the baseline; units that failed
+// their noise audit are left out unless opts keeps them, as for claims.
+func compareVariants(ds *analysis.Dataset, opts Options) comparison {
 	c := comparison{Baseline: ds.Study.BaselineKey()}
+	unpairable := func(u *analysis.Unit) string { return unpairable(u, opts.KeepFailedAudits) }
 	c.Noise, c.NoNoise = comparisonNoise(ds)
 	for _, v := range ds.Variants {
 		if v.Key() != c.Baseline {
@@ -214,11 +216,11 @@ func comparisonNoise(ds *analysis.Dataset) (claims.Noise, string) {
 }
 
 // unpairable says why a unit cannot be one side of a pair, "" when it can.
-func unpairable(u *analysis.Unit) string {
+func unpairable(u *analysis.Unit, keepFailedAudits bool) string {
 	switch {
 	case u == nil:
 		return "was not measured"
-	case !u.AuditOK():
+	case !u.AuditOK() && !keepFailedAudits:
 		return "failed its noise audit (" + strings.Join(u.Audit.Reasons, "; ") + ")"
 	}
 	return ""
@@ -244,8 +246,8 @@ func figureText(x float64) string {
 
 // comparisonSection is the comparison in words, a table and one chart per
 // step (one per figure for sweeps, whose steps are many).
-func comparisonSection(ds *analysis.Dataset) analysis.Section {
-	c := compareVariants(ds)
+func comparisonSection(ds *analysis.Dataset, opts Options) analysis.Section {
+	c := compareVariants(ds, opts)
 	sec := analysis.Section{Title: "Variants compared with " + c.Baseline}
 	if len(c.Variants) == 0 {
 		sec.Text = append(sec.Text, "The study has one variant: there is nothing to compare it with.")
@@ -256,12 +258,15 @@ func comparisonSection(ds *analysis.Dataset) analysis.Section {
 		words = append(words, fmt.Sprintf("%s: %s or %s", f.words, f.verdicts.Better, f.verdicts.Worse))
 	}
 	sec.Text = append(sec.Text,
-		fmt.Sprintf("Is a variant faster or slower than the baseline, %s? Per step, each variant's figure over the baseline's, paired within a repetition (same repetition, same step, both passing their noise audit): median (p50) and tail (p99) latency, throughput, and CPU per request (user + system CPU seconds of every service over the step, divided by the requests sent). "+
+		fmt.Sprintf("Is a variant faster or slower than the baseline (%s)? Per step, each variant's figure over the baseline's, paired within a repetition (same repetition, same step, both passing their noise audit): median (p50) and tail (p99) latency, throughput, and CPU per request (user + system CPU seconds of every service over the step, divided by the requests sent). "+
 			"The estimate is the geometric mean of the ratios over the n repetitions, with a t-interval on their logs (n − 1 degrees of freedom); with one repetition, the interval comes from the A/A noise model, ratio × exp(±t·σ̂·√2) with σ̂ from the twin's pairs for that very figure, and is provisional. The A/A twin is not compared here: it is the noise model's.", c.Baseline),
 		multiplicityText(c),
 		"Verdict: the whole interval on one side of 1 ("+strings.Join(words, "; ")+"); same when the interval holds 1, which means the difference is smaller than this run can tell, not that there is none; unknown when there is no interval.")
+	if opts.KeepFailedAudits {
+		sec.Text = append(sec.Text, "Steps that failed their noise audit are compared too (--keep-failed-audits): their numbers measure the lab's contention as well as the systems.")
+	}
 	if len(c.Left) > 0 {
-		sec.Text = append(sec.Text, fmt.Sprintf("%d repetitions of cells could not be compared, listed below; the cells use the repetitions that could.", len(c.Left)))
+		sec.Text = append(sec.Text, fmt.Sprintf("%d comparisons of a step in a repetition could not be made, listed under Not compared; each cell uses the repetitions that could.", len(c.Left)))
 		sec.Details = append(sec.Details, analysis.Details{Summary: "Not compared", Items: c.Left})
 	}
 	sec.Tables = append(sec.Tables, comparisonTable(c))
@@ -294,8 +299,12 @@ func pctLevel(level float64) string {
 // comparisonTable is one row per step and variant, one column per
 // figure: the ratio, its interval and the verdict.
 func comparisonTable(c comparison) analysis.Table {
+	interval := "no interval"
+	if c.Family > 0 {
+		interval = fmt.Sprintf("its interval at %s (all together at 95%%)", pctLevel(c.Level))
+	}
 	t := analysis.Table{
-		Caption: fmt.Sprintf("Variant / %s, geometric mean over the repetitions paired (n), with its interval at %s (all together at 95%%) and the verdict. Throughput above 1 is faster; latency and CPU per request below 1 are faster and cheaper.", c.Baseline, pctLevel(c.Level)),
+		Caption: fmt.Sprintf("Variant / %s, geometric mean over the repetitions paired (n), with %s and the verdict. Throughput above 1 is faster; latency and CPU per request below 1 are faster and cheaper.", c.Baseline, interval),
 		Header:  []string{"step", "variant", "n"},
 	}
 	for _, f := range comparedFigures {
@@ -321,27 +330,46 @@ func cellText(cell comparisonCell, n int) string {
 	e := cell.Estimate
 	var parts []string
 	if e.N > 0 {
-		parts = append(parts, fmt.Sprintf("%.3f", e.Value))
+		parts = append(parts, ratioText(e.Value))
 	}
 	if !math.IsNaN(e.Lo) {
-		parts = append(parts, fmt.Sprintf("(%.3f–%.3f)", e.Lo, e.Hi))
+		parts = append(parts, "("+ratioText(e.Lo)+"–"+ratioText(e.Hi)+")")
 	}
-	parts = append(parts, cell.Verdict)
-	if e.N != n {
+	switch {
+	case e.N == 0:
+		parts = append(parts, cell.Verdict+": none paired")
+	case math.IsNaN(e.Lo):
+		parts = append(parts, cell.Verdict+": one run, no A/A model")
+	default:
+		parts = append(parts, cell.Verdict)
+	}
+	if e.N != n && e.N > 0 {
 		parts = append(parts, fmt.Sprintf("(n = %d)", e.N))
 	}
 	return strings.Join(parts, " ")
+}
+
+// ratioText is a ratio to three decimals, or to two significant digits
+// where those would say nothing (an interval from two repetitions may
+// span 10⁻⁴ to 10⁹).
+func ratioText(x float64) string {
+	if x >= 0.01 && x < 1000 {
+		return fmt.Sprintf("%.3f", x)
+	}
+	return fmt.Sprintf("%.2g", x)
 }
 
 // comparisonFigures draws the ratios with their intervals and 1 marked:
 // per step, or per figure over the steps when they are many.
 func comparisonFigures(ds *analysis.Dataset, c comparison, text []string) ([]analysis.Figure, []string) {
 	one := 1.0
-	logY := needsLog(c.Cells)
-	caption := fmt.Sprintf("Each variant's ratio to %s with its interval (%s each, 95%% together); the dashed line is 1, no difference. Latency and CPU per request below it are faster and cheaper, throughput above it faster. A point without a whisker has no interval.", c.Baseline, pctLevel(c.Level))
+	guide := window(c.Cells)
+	guide.Ref = &one
+	logY := guide.Hi/guide.Lo > 4
+	caption := fmt.Sprintf("Each variant's ratio to %s with its interval (%s each, 95%% together); the dashed line is 1, no difference. Latency and CPU per request below it are faster and cheaper, throughput above it faster. A point without a whisker has no interval; a whisker without a cap goes on past the chart (the table gives it whole).", c.Baseline, pctLevel(c.Level))
 	var figures []analysis.Figure
 	draw := func(title string, categories []string, series []plot.Series) {
-		svg, err := plot.Dots(title, "ratio to "+c.Baseline, categories, series, &one, plot.Options{LogY: logY})
+		svg, err := plot.Dots(title, "ratio to "+c.Baseline, categories, series, guide, plot.Options{LogY: logY})
 		if err != nil {
 			text = append(text, "Ratio plot unavailable: "+err.Error())
 			return
@@ -384,17 +412,24 @@ func comparisonFigures(ds *analysis.Dataset, c comparison, text []string) ([]ana
 	return figures, text
 }
 
-// needsLog says whether the ratios span so much that a linear axis would
-// squash the small ones: past 4× from the lowest end to the highest, a
-// log axis keeps 0.5 and 2 equally far from 1.
-func needsLog(cells []comparisonCell) bool {
-	lo, hi := math.Inf(1), math.Inf(-1)
+// window is how far the charts draw the intervals: from half the lowest
+// ratio to twice the highest, and at least 0.5 to 2, cut to what the
+// intervals reach. An interval from two repetitions can span 10⁻⁴ to 10⁹;
+// drawn whole it would flatten every other, so it is cut at the edge.
+// Past 4× from end to end, the charts take a log axis, which keeps 0.5
+// and 2 equally far from 1.
+func window(cells []comparisonCell) plot.Guide {
+	lo, hi := 0.5, 2.0
+	reachLo, reachHi := 1.0, 1.0
 	for _, cell := range cells {
-		for _, x := range []float64{cell.Estimate.Value, cell.Estimate.Lo, cell.Estimate.Hi} {
-			if usable(x) {
-				lo, hi = min(lo, x), max(hi, x)
-			}
+		e := cell.Estimate
+		if usable(e.Value) {
+			lo, hi = min(lo, e.Value/2), max(hi, 2*e.Value)
+			reachLo, reachHi = min(reachLo, e.Value), max(reachHi, e.Value)
+		}
+		if usable(e.Lo) && usable(e.Hi) {
+			reachLo, reachHi = min(reachLo, e.Lo), max(reachHi, e.Hi)
 		}
 	}
-	return hi/lo > 4
+	return plot.Guide{Lo: max(lo, reachLo), Hi: min(hi, reachHi)}
 }

@@ -90,7 +90,7 @@ func TestComparisonIdenticalSystems(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(400+i), 1))
 		anywhere, cells := 0, 0
 		for range trials {
-			c := compareVariants(s.run(r))
+			c := compareVariants(s.run(r), Options{})
 			cells = len(c.Cells)
 			if slices.ContainsFunc(c.Cells, func(x comparisonCell) bool { return decisive(x.Verdict) }) {
 				anywhere++
@@ -119,7 +119,7 @@ func TestComparisonFindsATrueRatio(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(500+i), 1))
 		var covered95, coveredShown, worse, cells int
 		for range trials {
-			c := compareVariants(s.run(r))
+			c := compareVariants(s.run(r), Options{})
 			for _, cell := range c.Cells {
 				if cell.Variant != "b" {
 					continue
@@ -214,51 +214,56 @@ func TestComparisonSaysWhatItCannotCompute(t *testing.T) {
 		name  string
 		sim   sim
 		spoil func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset
+		opts  Options
 		left  []string // each in some line of Not compared
 		cells []want
 	}{
 		{"a missing unit", five, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
 			return dropUnit(ds, unitOf(t, ds, "b", false, "s1", 2))
-		}, []string{"step s1, variant b, repetition 2: it was not measured"},
+		}, Options{}, []string{"step s1, variant b, repetition 2: it was not measured"},
 			[]want{{step: "s1", figure: "p50", n: 4}, {step: "s2", figure: "p50", n: 5}}},
 		{"the baseline failing its audit", five, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
 			unitOf(t, ds, "a", false, "s2", 3).Audit = &results.Audit{OK: false, Reasons: []string{"the hypervisor stole 12% of the CPU"}}
 			return ds
-		}, []string{"step s2, repetition 3: the baseline failed its noise audit (the hypervisor stole 12% of the CPU), so no variant is compared in it"},
+		}, Options{}, []string{"step s2, repetition 3: the baseline failed its noise audit (the hypervisor stole 12% of the CPU), so no variant is compared in it"},
 			[]want{{step: "s2", figure: "p99", n: 4}, {step: "s1", figure: "p99", n: 5}}},
 		{"a variant failing its audit", five, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
 			unitOf(t, ds, "b", false, "s1", 1).Audit = &results.Audit{OK: false, Reasons: []string{"the generator used 97% of its cores"}}
 			return ds
-		}, []string{"step s1, variant b, repetition 1: it failed its noise audit (the generator used 97% of its cores)"},
+		}, Options{}, []string{"step s1, variant b, repetition 1: it failed its noise audit (the generator used 97% of its cores)"},
 			[]want{{step: "s1", figure: "throughput", n: 4}}},
+		{"a failed audit kept", five, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
+			unitOf(t, ds, "b", false, "s1", 1).Audit = &results.Audit{OK: false, Reasons: []string{"the generator used 97% of its cores"}}
+			return ds
+		}, Options{KeepFailedAudits: true}, nil, []want{{step: "s1", figure: "throughput", n: 5}}},
 		{"a zero value", five, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
 			unitOf(t, ds, "b", false, "s1", 1).Summary.Latency.P99 = 0
 			unitOf(t, ds, "a", false, "s2", 2).Summary.Requests = 0
 			return ds
-		}, []string{"step s1, variant b, repetition 1: p99 is 0 here and", "step s2, variant b, repetition 2: CPU per request is", "+Inf in the baseline, no ratio"},
+		}, Options{}, []string{"step s1, variant b, repetition 1: p99 is 0 here and", "step s2, variant b, repetition 2: CPU per request is", "+Inf in the baseline, no ratio"},
 			[]want{{step: "s1", figure: "p99", n: 4}, {step: "s1", figure: "p50", n: 5}, {step: "s2", figure: "CPU per request", n: 4}}},
 		{"zero everywhere", five, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
 			for rep := 1; rep <= 5; rep++ {
 				unitOf(t, ds, "b", false, "s1", rep).Summary.ThroughputRPS = 0
 			}
 			return ds
-		}, []string{"step s1, variant b, repetition 5: throughput is 0 here"},
+		}, Options{}, []string{"step s1, variant b, repetition 5: throughput is 0 here"},
 			[]want{{step: "s1", figure: "throughput", n: 0, verdict: unknownVerdict, why: "no repetition gave a ratio"}}},
-		{"one repetition with an A/A pair", one, func(_ *testing.T, ds *analysis.Dataset) *analysis.Dataset { return ds }, nil,
+		{"one repetition with an A/A pair", one, func(_ *testing.T, ds *analysis.Dataset) *analysis.Dataset { return ds }, Options{}, nil,
 			[]want{{step: "s1", figure: "p50", n: 1, verdict: "interval", method: "interval from the A/A spread"}}},
 		{"one repetition, the A/A pair failing its audits", one, func(t *testing.T, ds *analysis.Dataset) *analysis.Dataset {
 			for _, st := range ds.Study.Load.Steps {
 				unitOf(t, ds, "a", true, st.Name, 1).Audit = &results.Audit{OK: false, Reasons: []string{"steal"}}
 			}
 			return ds
-		}, nil, []want{{step: "s1", figure: "p50", n: 1, verdict: unknownVerdict, why: "no step where both deployments passed their noise audit"}}},
-		{"one repetition without an A/A pair", func() sim { s := one; s.aa = false; return s }(), func(_ *testing.T, ds *analysis.Dataset) *analysis.Dataset { return ds }, nil,
+		}, Options{}, nil, []want{{step: "s1", figure: "p50", n: 1, verdict: unknownVerdict, why: "no step where both deployments passed their noise audit"}}},
+		{"one repetition without an A/A pair", func() sim { s := one; s.aa = false; return s }(), func(_ *testing.T, ds *analysis.Dataset) *analysis.Dataset { return ds }, Options{}, nil,
 			[]want{{step: "s3", figure: "CPU per request", n: 1, verdict: unknownVerdict, why: "one repetition and no A/A noise model for CPU per request (the study deploys no A/A twin"}}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := tc.spoil(t, tc.sim.run(rand.New(rand.NewPCG(600, uint64(i)))))
-			c := compareVariants(ds)
+			c := compareVariants(ds, tc.opts)
 			left := strings.Join(c.Left, "\n")
 			for _, w := range tc.left {
 				if !strings.Contains(left, w) {
@@ -330,12 +335,12 @@ func TestComparisonSection(t *testing.T) {
 
 	// A sweep draws one chart per figure, with the steps along it.
 	s.steps = manySteps + 1
-	if sec := comparisonSection(s.run(rand.New(rand.NewPCG(700, 2)))); len(sec.Figures) != len(comparedFigures) {
+	if sec := comparisonSection(s.run(rand.New(rand.NewPCG(700, 2))), Options{}); len(sec.Figures) != len(comparedFigures) {
 		t.Errorf("a sweep of %d steps: %d charts, want one per figure", s.steps, len(sec.Figures))
 	}
 
 	s.variants = []string{"a"}
-	if sec := comparisonSection(s.run(rand.New(rand.NewPCG(700, 3)))); len(sec.Tables) != 0 || !strings.Contains(strings.Join(sec.Text, " "), "nothing to compare") {
+	if sec := comparisonSection(s.run(rand.New(rand.NewPCG(700, 3))), Options{}); len(sec.Tables) != 0 || !strings.Contains(strings.Join(sec.Text, " "), "nothing to compare") {
 		t.Errorf("a study of one variant: %+v", sec)
 	}
 }

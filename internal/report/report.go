@@ -97,7 +97,7 @@ func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []cl
 		}
 		sections, judged = append(sections, sec), sec.Claims
 	}
-	sections = append(sections, comparisonSection(ds))
+	sections = append(sections, comparisonSection(ds, opts))
 	return append(sections, res.Sections...), judged
 }
 
