@@ -257,7 +257,7 @@ func comparisonSection(ds *analysis.Dataset, opts Options) analysis.Section {
 	for _, f := range comparedFigures {
 		words = append(words, fmt.Sprintf("%s: %s or %s", f.words, f.verdicts.Better, f.verdicts.Worse))
 	}
-	sec.Text = append(sec.Text,
+	sec.Text = append(sec.Text, answerText(c),
 		fmt.Sprintf("Is a variant faster or slower than the baseline (%s)? Per step, each variant's figure over the baseline's, paired within a repetition (same repetition, same step, both passing their noise audit): median (p50) and tail (p99) latency, throughput, and CPU per request (user + system CPU seconds of every service over the step, divided by the requests sent). "+
 			"The estimate is the geometric mean of the ratios over the n repetitions, with a t-interval on their logs (n − 1 degrees of freedom); with one repetition, the interval comes from the A/A noise model, ratio × exp(±t·σ̂·√2) with σ̂ from the twin's pairs for that very figure, and is provisional. The A/A twin is not compared here: it is the noise model's.", c.Baseline),
 		multiplicityText(c),
@@ -272,6 +272,24 @@ func comparisonSection(ds *analysis.Dataset, opts Options) analysis.Section {
 	sec.Tables = append(sec.Tables, comparisonTable(c))
 	sec.Figures, sec.Text = comparisonFigures(ds, c, sec.Text)
 	return sec
+}
+
+// answerText is the section's answer first, in a sentence: every cell
+// the run decided, by variant, or that it decided none.
+func answerText(c comparison) string {
+	if c.Family == 0 {
+		return "In short: nothing is decided, as no cell has an interval (see why below)."
+	}
+	var decided []string
+	for _, cell := range c.Cells {
+		if cell.Verdict != sameVerdict && cell.Verdict != unknownVerdict {
+			decided = append(decided, fmt.Sprintf("%s is %s in %s, step %s (%s×)", cell.Variant, cell.Verdict, cell.Figure.words, cell.Step, ratioText(cell.Estimate.Value)))
+		}
+	}
+	if len(decided) == 0 {
+		return fmt.Sprintf("In short: no variant differs from %s by more than this run can tell.", c.Baseline)
+	}
+	return fmt.Sprintf("In short, against %s: %s; no other difference this run can tell.", c.Baseline, strings.Join(decided, "; "))
 }
 
 func multiplicityText(c comparison) string {
@@ -369,6 +387,9 @@ func comparisonFigures(ds *analysis.Dataset, c comparison, text []string) ([]ana
 	caption := fmt.Sprintf("Each variant's ratio to %s with its interval (%s each, 95%% together); the dashed line is 1, no difference. Latency and CPU per request below it are faster and cheaper, throughput above it faster. A point without a whisker has no interval; a whisker without a cap goes on past the chart (the table gives it whole).", c.Baseline, pctLevel(c.Level))
 	var figures []analysis.Figure
 	draw := func(title string, categories []string, series []plot.Series) {
+		if !slices.ContainsFunc(series, func(s plot.Series) bool { return slices.ContainsFunc(s.Values, usable) }) {
+			return // an empty chart would only repeat the table's "none paired"
+		}
 		svg, err := plot.Dots(title, "ratio to "+c.Baseline, categories, series, guide, plot.Options{LogY: logY})
 		if err != nil {
 			text = append(text, "Ratio plot unavailable: "+err.Error())

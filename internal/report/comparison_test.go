@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/claims"
 	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/results"
@@ -309,10 +310,13 @@ func TestComparisonSection(t *testing.T) {
 	}
 	sec := sections[i]
 	text := strings.Join(sec.Text, " ")
-	for _, want := range []string{"Bonferroni", "16 cells with an interval (n = 5 in 16)", "99.688%", "t-interval on their logs (n − 1 degrees of freedom)", "A/A noise model"} {
+	for _, want := range []string{"In short, against a: b is slower in p50, step s1 (1.5", "b is costlier in CPU per request, step s2", "Bonferroni", "16 cells with an interval (n = 5 in 16)", "99.688%", "t-interval on their logs (n − 1 degrees of freedom)", "A/A noise model"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the section's text lacks %q: %s", want, text)
 		}
+	}
+	if strings.Contains(text, "c is ") {
+		t.Errorf("c, the same system as a, is said to differ: %s", sec.Text[0])
 	}
 	if len(sec.Tables) != 1 || len(sec.Tables[0].Rows) != 4 {
 		t.Fatalf("want one table of 2 steps × 2 variants: %+v", sec.Tables)
@@ -339,8 +343,50 @@ func TestComparisonSection(t *testing.T) {
 		t.Errorf("a sweep of %d steps: %d charts, want one per figure", s.steps, len(sec.Figures))
 	}
 
+	// Nothing paired: no empty charts, the table says why.
+	s.steps = 2
+	ds = s.run(rand.New(rand.NewPCG(700, 4)))
+	for _, st := range ds.Study.Load.Steps {
+		unitOf(t, ds, "a", false, st.Name, 1).Summary.Latency.P50 = 0
+		for rep := 2; rep <= s.reps; rep++ {
+			unitOf(t, ds, "a", false, st.Name, rep).Audit.OK = false
+		}
+	}
+	if sec := comparisonSection(ds, Options{}); len(sec.Figures) != 2 {
+		t.Errorf("p50 unpaired, the rest paired once: %d charts, want 2", len(sec.Figures))
+	}
+	for _, st := range ds.Study.Load.Steps {
+		unitOf(t, ds, "a", false, st.Name, 1).Audit.OK = false
+	}
+	if sec := comparisonSection(ds, Options{}); len(sec.Figures) != 0 || !strings.Contains(sec.Tables[0].Rows[0][3], "unknown: none paired") {
+		t.Errorf("nothing paired: %d charts, row %q", len(sec.Figures), sec.Tables[0].Rows[0])
+	}
+
 	s.variants = []string{"a"}
 	if sec := comparisonSection(s.run(rand.New(rand.NewPCG(700, 3))), Options{}); len(sec.Tables) != 0 || !strings.Contains(strings.Join(sec.Text, " "), "nothing to compare") {
 		t.Errorf("a study of one variant: %+v", sec)
+	}
+}
+
+// With one repetition a cell's interval comes from the A/A spread of its
+// own figure: for the figures the report's noise model shows, the very
+// same σ̂, and for CPU per request its own, not the CPU time's.
+func TestComparisonNoiseIsTheReportsModel(t *testing.T) {
+	s := sim{variants: []string{"a", "b"}, steps: 4, reps: 2, aa: true, deploy: 0.05, unit: 0.03}
+	ds := s.run(rand.New(rand.NewPCG(800, 1)))
+	// CPU time and CPU per request part ways when the requests vary.
+	for i, st := range ds.Study.Load.Steps {
+		unitOf(t, ds, "a", true, st.Name, 1).Summary.Requests = int64(4000 + 300*i)
+	}
+	c, report := compareVariants(ds, Options{}), noiseModel(ds).model
+	for _, f := range comparedFigures {
+		got, want := c.Noise[f.kind], report[f.kind]
+		same := got == want
+		if f.kind == claims.CPU {
+			same = !same // per request, not the CPU time the report models
+		}
+		if !same || got.DF == 0 {
+			t.Errorf("%s: the comparison's σ̂ %+v, the report's %+v", f.words, got, want)
+		}
 	}
 }
