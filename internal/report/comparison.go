@@ -98,7 +98,7 @@ type comparisonCell struct {
 // their noise audit are left out unless opts keeps them, as for claims.
 func compareVariants(ds *analysis.Dataset, opts Options) comparison {
 	c := comparison{Baseline: ds.Study.BaselineKey()}
-	unpairable := func(u *analysis.Unit) string { return unpairable(u, opts.KeepFailedAudits) }
+	leftOut := func(u *analysis.Unit) string { return unpairable(u, opts.KeepFailedAudits) }
 	c.Noise, c.NoNoise = comparisonNoise(ds)
 	for _, v := range ds.Variants {
 		if v.Key() != c.Baseline {
@@ -108,7 +108,7 @@ func compareVariants(ds *analysis.Dataset, opts Options) comparison {
 	for _, st := range ds.Study.Load.Steps {
 		base := byRepetition(ds.Units(c.Baseline, st.Name))
 		for rep := 1; rep <= ds.Study.Repetitions; rep++ {
-			if why := unpairable(base[rep]); why != "" && len(c.Variants) > 0 {
+			if why := leftOut(base[rep]); why != "" && len(c.Variants) > 0 {
 				c.Left = append(c.Left, fmt.Sprintf("step %s, repetition %d: the baseline %s, so no variant is compared in it", st.Name, rep, why))
 			}
 		}
@@ -120,10 +120,10 @@ func compareVariants(ds *analysis.Dataset, opts Options) comparison {
 			}
 			for rep := 1; rep <= ds.Study.Repetitions; rep++ {
 				b, u := base[rep], units[rep]
-				if unpairable(b) != "" {
+				if leftOut(b) != "" {
 					continue // said once for the step
 				}
-				if why := unpairable(u); why != "" {
+				if why := leftOut(u); why != "" {
 					c.Left = append(c.Left, fmt.Sprintf("step %s, variant %s, repetition %d: it %s", st.Name, v, rep, why))
 					continue
 				}
@@ -268,6 +268,15 @@ func comparisonSection(ds *analysis.Dataset, opts Options) analysis.Section {
 	if len(c.Left) > 0 {
 		sec.Text = append(sec.Text, fmt.Sprintf("%d comparisons of a step in a repetition could not be made, listed under Not compared; each cell uses the repetitions that could.", len(c.Left)))
 		sec.Details = append(sec.Details, analysis.Details{Summary: "Not compared", Items: c.Left})
+	}
+	unknown := map[string]int{}
+	for _, cell := range c.Cells {
+		if cell.Why != "" {
+			unknown[cell.Why]++
+		}
+	}
+	for _, why := range slices.Sorted(maps.Keys(unknown)) {
+		sec.Text = append(sec.Text, fmt.Sprintf("Unknown in %d cells: %s.", unknown[why], why))
 	}
 	sec.Tables = append(sec.Tables, comparisonTable(c))
 	sec.Figures, sec.Text = comparisonFigures(ds, c, sec.Text)

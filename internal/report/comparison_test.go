@@ -358,8 +358,9 @@ func TestComparisonSection(t *testing.T) {
 	for _, st := range ds.Study.Load.Steps {
 		unitOf(t, ds, "a", false, st.Name, 1).Audit.OK = false
 	}
-	if sec := comparisonSection(ds, Options{}); len(sec.Figures) != 0 || !strings.Contains(sec.Tables[0].Rows[0][3], "unknown: none paired") {
-		t.Errorf("nothing paired: %d charts, row %q", len(sec.Figures), sec.Tables[0].Rows[0])
+	if sec := comparisonSection(ds, Options{}); len(sec.Figures) != 0 || !strings.Contains(sec.Tables[0].Rows[0][3], "unknown: none paired") ||
+		!slices.Contains(sec.Text, "Unknown in 16 cells: no repetition gave a ratio (see Not compared).") {
+		t.Errorf("nothing paired: %d charts, row %q, text %q", len(sec.Figures), sec.Tables[0].Rows[0], sec.Text)
 	}
 
 	s.variants = []string{"a"}
