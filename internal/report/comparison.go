@@ -260,8 +260,10 @@ func comparisonSection(ds *analysis.Dataset, opts Options) analysis.Section {
 	sec.Text = append(sec.Text, answerText(c),
 		fmt.Sprintf("Is a variant faster or slower than the baseline (%s)? Per step, each variant's figure over the baseline's, paired within a repetition (same repetition, same step, both passing their noise audit): median (p50) and tail (p99) latency, throughput, and CPU per request (user + system CPU seconds of every service over the step, divided by the requests sent). "+
 			"The estimate is the geometric mean of the ratios over the n repetitions, with a t-interval on their logs (n − 1 degrees of freedom); with one repetition, the interval comes from the A/A noise model, ratio × exp(±t·σ̂·√2) with σ̂ from the twin's pairs for that very figure, and is provisional. The A/A twin is not compared here: it is the noise model's.", c.Baseline),
-		multiplicityText(c),
 		"Verdict: the whole interval on one side of 1 ("+strings.Join(words, "; ")+"); same when the interval holds 1, which means the difference is smaller than this run can tell, not that there is none; unknown when there is no interval.")
+	if c.Family > 0 {
+		sec.Text = append(sec.Text, multiplicityText(c))
+	}
 	if opts.KeepFailedAudits {
 		sec.Text = append(sec.Text, "Steps that failed their noise audit are compared too (--keep-failed-audits): their numbers measure the lab's contention as well as the systems.")
 	}
@@ -301,10 +303,9 @@ func answerText(c comparison) string {
 	return fmt.Sprintf("In short, against %s: %s; no other difference this run can tell.", c.Baseline, strings.Join(decided, "; "))
 }
 
+// multiplicityText says how many cells the correction is over, their n
+// and the level of each interval.
 func multiplicityText(c comparison) string {
-	if c.Family == 0 {
-		return "No cell has an interval, so no cell has a verdict."
-	}
 	reps := map[int]int{}
 	for _, cell := range c.Cells {
 		if !math.IsNaN(cell.Estimate.Lo) {
