@@ -12,7 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/apicheck"
 )
 
 // deadLetters is the queue the services reject what they cannot read into.
@@ -22,8 +22,8 @@ const deadLetters = "ipc.dead"
 // service can read: each lands in the dead-letter queue exactly once, is
 // not delivered again, and the service goes on answering, also to a
 // well-formed request published by hand.
-func checkMalformedAMQP(ctx context.Context, t *testing.T, d *deployment, rabbit *deps.Instance) {
-	conn, err := amqp.Dial(rabbit.URL)
+func checkMalformedAMQP(ctx context.Context, t *testing.T, d *deployment) {
+	conn, err := amqp.Dial(d.broker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,33 +110,31 @@ collect:
 	if q, err := ch.QueueDeclarePassive("ipc.product", true, false, false, false, nil); err != nil || q.Messages != 0 {
 		t.Errorf("ipc.product holds %d messages (%v) after the bad ones, want none", q.Messages, err)
 	}
-	wantStatus(t, "page after malformed messages", get(t, d.gateway.base+"/products/7"), http.StatusOK)
+	apicheck.WantStatus(t, "page after malformed messages", apicheck.Get(t, d.gateway.base+"/products/7"), http.StatusOK)
 }
 
 // outcome is one page requested during the broker restart.
 type outcome struct {
 	id   int
-	r    response
+	r    apicheck.Response
 	err  error
 	sent time.Time
 }
 
-// checkBrokerRestart restarts RabbitMQ under a stream of page requests,
-// while requests published before it wait in the queues, and checks that
-// no confirmed request is lost: those are answered after the restart, the
-// others fail at once saying why, nothing times out, and the services
-// and the gateway reconnect by themselves.
-func checkBrokerRestart(ctx context.Context, t *testing.T, d *deployment, rabbit *deps.Instance, st *stores) {
+// checkBrokerRestart restarts d's RabbitMQ under a stream of page
+// requests, while requests published before it wait in the queues, and
+// checks that no confirmed request is lost: those are answered after the
+// restart, the others fail at once saying why, nothing times out, and the
+// services and the gateway reconnect by themselves. d's gateway waits
+// brokerCallTimeout for a call, long enough for the restart.
+func checkBrokerRestart(ctx context.Context, t *testing.T, d *deployment) {
 	g := d.gateway
 	base := statsOf(t, g)
 
 	// Requests confirmed by the broker and queued while the services are
 	// paused; the broker is restarted before any is answered.
-	for _, s := range d.services {
-		if err := s.proc.Pause(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	resumeServices := d.pause(t, services...)
+	defer resumeServices()
 	const queued = 8
 	var (
 		mu       sync.Mutex
@@ -146,7 +144,7 @@ func checkBrokerRestart(ctx context.Context, t *testing.T, d *deployment, rabbit
 	request := func(id int) {
 		defer wg.Done()
 		began := time.Now()
-		r, err := fetch(fmt.Sprintf("%s/products/%d", g.base, id))
+		r, err := fetch(fmt.Sprintf("%s/products/%d", g.base, id), nil)
 		mu.Lock()
 		outcomes = append(outcomes, outcome{id: id, r: r, err: err, sent: began})
 		mu.Unlock()
@@ -178,33 +176,27 @@ func checkBrokerRestart(ctx context.Context, t *testing.T, d *deployment, rabbit
 			}
 		}()
 	}
-	server := rabbit.Processes()[0]
 	restarted := make(chan error, 1)
 	began := time.Now()
-	go func() { restarted <- rabbit.Restart(ctx) }()
-	select {
-	case <-server.Done():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the broker did not stop within 20 s")
+	go func() { restarted <- d.dep.Restart(ctx, "broker") }()
+	// With the broker down, which the gateway's health says, a page fails
+	// at once, saying why.
+	if !eventually(20*time.Second, func() bool {
+		r, err := fetch(g.base+"/healthz", nil)
+		return err == nil && r.Status == http.StatusServiceUnavailable
+	}) {
+		t.Fatal("the gateway did not lose the broker within 20 s of its restart")
 	}
-	// With the broker down, a page fails at once, saying why.
 	wg.Add(1)
 	request(7)
-	// Resumed only now, the services cannot have answered the queued
-	// requests before the broker went down.
-	for _, s := range d.services {
-		if err := s.proc.Resume(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("broker restarted in %s", time.Since(began).Round(time.Millisecond))
-	if !eventually(30*time.Second, func() bool {
-		r, err := fetch(g.base + "/products/7")
-		return err == nil && r.status == http.StatusOK
-	}) {
+	// Resumed only now, the services cannot have answered the queued
+	// requests before the broker went down.
+	resumeServices()
+	if !answersPage(g, 30*time.Second) {
 		t.Fatalf("no page 30 s after the broker restarted; gateway log:\n%s", g.log())
 	}
 	back := time.Now()
@@ -218,16 +210,16 @@ func checkBrokerRestart(ctx context.Context, t *testing.T, d *deployment, rabbit
 		switch {
 		case o.err != nil:
 			t.Errorf("page %d: %v", o.id, o.err)
-		case o.r.status == http.StatusBadGateway && brokerRefused(o.r.body):
+		case o.r.Status == http.StatusBadGateway && brokerRefused(o.r.Body):
 			counts["refused"]++
 			if o.id != 7 && o.id < 200 {
 				t.Errorf("queued page %d, confirmed before the restart, failed: %v", o.id, o.r)
 			}
 		case o.id == 7:
 			t.Errorf("page 7, asked with the broker down: %v, want a 502 saying the broker is not there", o.r)
-		case o.r.status == http.StatusOK:
+		case o.r.Status == http.StatusOK:
 			counts["ok"]++
-			p, err := decodePage(o.r.body)
+			p, err := decodePage(o.r.Body)
 			if err != nil || p.Product.ID != o.id {
 				t.Errorf("page %d: %v (%v)", o.id, o.r, err)
 			}
@@ -255,17 +247,15 @@ func checkBrokerRestart(ctx context.Context, t *testing.T, d *deployment, rabbit
 	if after.Transport.Pending != 0 || after.Transport.Connects < base.Transport.Connects+1 {
 		t.Errorf("after the restart the gateway has %d calls pending and %d connects, want none pending and a reconnect", after.Transport.Pending, after.Transport.Connects)
 	}
-	// The same processes: they reconnected by themselves.
-	for _, p := range append([]*program{g}, valuesOf(d.services)...) {
-		select {
-		case <-p.proc.Done():
-			t.Errorf("%s exited: %s", p.name, p.log())
-		default:
-			wantStatus(t, p.name+" /healthz after the restart", get(t, p.base+"/healthz"), http.StatusOK)
+	// The same processes, which no one started again: they reconnected by
+	// themselves.
+	for _, p := range d.programs() {
+		if !apicheck.WantStatus(t, p.name+" /healthz after the restart", apicheck.Get(t, p.base+"/healthz"), http.StatusOK) {
+			t.Logf("%s's log:\n%s", p.name, p.log())
 		}
 	}
 	// The pages after the restart are the data's, not something stale.
-	checkPages(ctx, t, d, st)
+	checkPages(ctx, t, d)
 	t.Logf("pages served again %s after the broker was back", time.Since(back).Round(time.Millisecond))
 }
 
@@ -284,12 +274,4 @@ func brokerRefused(body []byte) bool {
 		}
 	}
 	return true
-}
-
-func valuesOf(m map[string]*program) []*program {
-	var ps []*program
-	for _, name := range services {
-		ps = append(ps, m[name])
-	}
-	return ps
 }

@@ -2,56 +2,30 @@ package apitest
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/msbench/msbench/internal/apicheck"
 )
 
-// response is an answer read whole.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-	took   time.Duration
-}
-
-func (r response) String() string { return fmt.Sprintf("%d %.400s", r.status, r.body) }
-
-// httpClient waits far longer than any limit of the programs, so a program
-// that hangs fails a check instead of stalling the test.
-var httpClient = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
-
-func fetch(url string) (response, error) {
-	began := time.Now()
-	resp, err := httpClient.Get(url)
+// fetch GETs url with header without failing the test, for polls and
+// for requests sent from goroutines.
+func fetch(url string, header http.Header) (apicheck.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return response{}, err
+		return apicheck.Response{}, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, fmt.Errorf("GET %s: read answer: %w", url, err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: body, took: time.Since(began)}, nil
-}
-
-func get(t *testing.T, url string) response {
-	t.Helper()
-	r, err := fetch(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	req.Header = header
+	return apicheck.Do(apicheck.Client, req)
 }
 
 // getRaw sends target as it is on the request line, which net/http would
 // clean or refuse to send (dot segments, 10 KB).
-func getRaw(t *testing.T, addr, target string) response {
+func getRaw(t *testing.T, addr, target string) apicheck.Response {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -72,34 +46,7 @@ func getRaw(t *testing.T, addr, target string) response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: body, took: time.Since(began)}
-}
-
-func wantStatus(t *testing.T, what string, r response, status int) bool {
-	t.Helper()
-	if r.status != status {
-		t.Errorf("%s: %v, want status %d", what, r, status)
-		return false
-	}
-	return true
-}
-
-// wantError checks an error answer: its status, JSON with an "error" that
-// says reason.
-func wantError(t *testing.T, what string, r response, status int, reason string) {
-	t.Helper()
-	if !wantStatus(t, what, r, status) {
-		return
-	}
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("%s: Content-Type %q, want JSON", what, ct)
-	}
-	var body struct {
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(r.body, &body); err != nil || !strings.Contains(body.Error, reason) {
-		t.Errorf("%s: %v, want an error saying %q", what, r, reason)
-	}
+	return apicheck.Response{Status: resp.StatusCode, Header: resp.Header, Body: body, Took: time.Since(began)}
 }
 
 // gatewayStats is the gateway's GET /stats.
@@ -120,12 +67,11 @@ type gatewayStats struct {
 
 func statsOf(t *testing.T, g *program) gatewayStats {
 	t.Helper()
-	r := get(t, g.base+"/stats")
-	var s gatewayStats
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &s) != nil {
-		t.Fatalf("%s /stats: %v", g.name, r)
+	r := apicheck.Get(t, g.base+"/stats")
+	if !apicheck.WantStatus(t, g.name+" /stats", r, http.StatusOK) {
+		t.FailNow()
 	}
-	return s
+	return apicheck.Decode[gatewayStats](t, r)
 }
 
 // eventually polls cond every 100 ms until it holds or within runs out.
@@ -138,4 +84,12 @@ func eventually(within time.Duration, cond func() bool) bool {
 			return false
 		}
 	}
+}
+
+// answersPage polls g for a page until one is 200 or within runs out.
+func answersPage(g *program, within time.Duration) bool {
+	return eventually(within, func() bool {
+		r, err := fetch(g.base+"/products/7", nil)
+		return err == nil && r.Status == http.StatusOK
+	})
 }

@@ -19,8 +19,6 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
-
-	"github.com/msbench/msbench/internal/deps"
 )
 
 // The product page, as the gateway composes it from the five replies.
@@ -121,14 +119,15 @@ type stores struct {
 	sql   *sql.DB
 }
 
-func openStores(ctx context.Context, t *testing.T, mongoIn, maria *deps.Instance) *stores {
+// openStores connects to a deployment's FerretDB and MariaDB.
+func openStores(ctx context.Context, t *testing.T, mongoURL, mariaDSN string) *stores {
 	t.Helper()
-	mc, err := mongo.Connect(ctx, options.Client().ApplyURI(mongoIn.URL))
+	mc, err := mongo.Connect(ctx, options.Client().ApplyURI(mongoURL))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mc.Disconnect(context.Background()) })
-	db, err := sql.Open("mysql", maria.Values["dsn"])
+	db, err := sql.Open("mysql", mariaDSN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -21,8 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/msbench/msbench/internal/deps"
-	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/apicheck"
 )
 
 const (
@@ -31,7 +29,7 @@ const (
 	deadlineHeader = "x-deadline"
 	// deadlineDefault is the services' DEADLINE_DEFAULT_MS, the budget of
 	// a call without a usable deadline; deadlineMax their DEADLINE_MAX_MS
-	// (set by deploy), the most time a call gets however far its deadline.
+	// (set by options), the most time a call gets however far its deadline.
 	deadlineDefault = 3 * time.Second
 	deadlineMax     = 4 * time.Second
 	// floodPages is how many pages a backlog check asks for at once, all
@@ -84,11 +82,11 @@ func watchDrops(t *testing.T, p *program) *dropWatch {
 
 func serviceStats(t *testing.T, p *program) deadlineStats {
 	t.Helper()
-	r := get(t, p.base+"/stats")
+	r := apicheck.Get(t, p.base+"/stats")
 	var s struct {
 		Deadline *deadlineStats `json:"deadline"`
 	}
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &s) != nil || s.Deadline == nil {
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &s) != nil || s.Deadline == nil {
 		t.Errorf("%s %s /stats: %v", p.style, p.name, r)
 		return deadlineStats{}
 	}
@@ -133,22 +131,6 @@ func (w *dropWatch) waitDrops(t *testing.T, want int) deadlineStats {
 	return s
 }
 
-func getWithHeaders(url string, header http.Header) (response, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return response{}, err
-	}
-	req.Header = header
-	began := time.Now()
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: body, took: time.Since(began)}, err
-}
-
 func epochMs(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
 // grpcCall calls service's method on conn with request, deadline metadata
@@ -184,9 +166,9 @@ type amqpProbe struct {
 	replies map[string][]byte
 }
 
-func newAMQPProbe(t *testing.T, rabbit *deps.Instance, name string) *amqpProbe {
+func newAMQPProbe(t *testing.T, brokerURL, name string) *amqpProbe {
 	t.Helper()
-	conn, err := amqp.Dial(rabbit.URL)
+	conn, err := amqp.Dial(brokerURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +218,7 @@ func (p *amqpProbe) reply(id string) ([]byte, bool) {
 // services' cap, which checkDeadlineCap checks); one already past is
 // dropped without an answer from the store, and counted. The service
 // keeps serving.
-func checkHostileDeadlines(ctx context.Context, t *testing.T, d *deployment, rabbit *deps.Instance) {
+func checkHostileDeadlines(ctx context.Context, t *testing.T, d *deployment) {
 	s := d.services["product"]
 	w := watchDrops(t, s)
 	now := time.Now()
@@ -247,25 +229,25 @@ func checkHostileDeadlines(ctx context.Context, t *testing.T, d *deployment, rab
 	case "rest":
 		url := s.base + "/products/17"
 		for _, v := range append(malformed, future) {
-			r, err := getWithHeaders(url, http.Header{deadlineHeader: {v}})
-			if err != nil || r.status != http.StatusOK {
+			r, err := fetch(url, http.Header{deadlineHeader: {v}})
+			if err != nil || r.Status != http.StatusOK {
 				t.Errorf("product with %s %.40q: %v %v, want 200", deadlineHeader, v, r, err)
 			}
 		}
-		if r, err := getWithHeaders(url, http.Header{}); err != nil || r.status != http.StatusOK {
+		if r, err := fetch(url, http.Header{}); err != nil || r.Status != http.StatusOK {
 			t.Errorf("product without %s: %v %v, want 200", deadlineHeader, r, err)
 		}
-		if r, err := getWithHeaders(url, http.Header{deadlineHeader: {future, past[0]}}); err != nil || r.status != http.StatusOK {
+		if r, err := fetch(url, http.Header{deadlineHeader: {future, past[0]}}); err != nil || r.Status != http.StatusOK {
 			t.Errorf("product with %s twice: %v %v, want 200 (malformed: the default budget)", deadlineHeader, r, err)
 		}
 		for _, v := range past {
-			r, err := getWithHeaders(url, http.Header{deadlineHeader: {v}})
+			r, err := fetch(url, http.Header{deadlineHeader: {v}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantError(t, "product with a deadline past", r, http.StatusGatewayTimeout, "deadline")
-			if r.took > time.Second {
-				t.Errorf("product with a deadline past answered after %v, want at once", r.took)
+			apicheck.WantError(t, "product with a deadline past", r, http.StatusGatewayTimeout, "deadline")
+			if r.Took > time.Second {
+				t.Errorf("product with a deadline past answered after %v, want at once", r.Took)
 			}
 		}
 	case "grpc":
@@ -296,7 +278,7 @@ func checkHostileDeadlines(ctx context.Context, t *testing.T, d *deployment, rab
 			}
 		}
 	case "amqp":
-		p := newAMQPProbe(t, rabbit, "hostile-deadlines")
+		p := newAMQPProbe(t, d.broker, "hostile-deadlines")
 		headers := map[string]amqp.Table{
 			"none":     nil,
 			"future":   {deadlineHeader: now.Add(365 * 24 * time.Hour).UnixMilli()},
@@ -341,34 +323,28 @@ func checkHostileDeadlines(ctx context.Context, t *testing.T, d *deployment, rab
 	if got := w.waitDrops(t, len(past)); got.Dropped != len(past) || got.Abandoned != 0 {
 		t.Errorf("%s product reports %d calls dropped and %d abandoned, want the %d past their deadline dropped", d.style, got.Dropped, got.Abandoned, len(past))
 	}
-	select {
-	case <-s.proc.Done():
-		t.Fatalf("product died: %s", s.log())
-	default:
+	if !apicheck.WantStatus(t, "page after hostile deadlines", apicheck.Get(t, d.gateway.base+"/products/7"), http.StatusOK) {
+		t.Logf("the product service's log:\n%s", s.log())
 	}
-	wantStatus(t, "page after hostile deadlines", get(t, d.gateway.base+"/products/7"), http.StatusOK)
 }
 
-// checkDeadlineCap hangs FerretDB and asks each style's product service
-// for a product with a deadline a year ahead and with none: the service
-// gives up on the store after its cap (DEADLINE_MAX_MS) and its default
-// budget (DEADLINE_DEFAULT_MS), rather than waiting for the store as
-// long as the client says or forever.
-func checkDeadlineCap(ctx context.Context, t *testing.T, ds map[string]*deployment, mongo *deps.Instance, rabbit *deps.Instance) {
-	ferret := mongo.Processes()[0]
-	if err := ferret.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
+// checkDeadlineCap hangs each style's FerretDB (and the PostgreSQL it
+// keeps its documents in) and asks the style's product service for a
+// product with a deadline a year ahead and with none: the service gives
+// up on the store after its cap (DEADLINE_MAX_MS) and its default budget
+// (DEADLINE_DEFAULT_MS), rather than waiting for the store as long as the
+// client says or forever.
+func checkDeadlineCap(ctx context.Context, t *testing.T, ds map[string]*deployment) {
+	var resumes []func()
 	resume := func() {
-		if !resumed {
-			resumed = true
-			if err := ferret.Resume(); err != nil {
-				t.Error(err)
-			}
+		for _, r := range resumes {
+			r()
 		}
 	}
 	defer resume()
+	for _, style := range styles {
+		resumes = append(resumes, ds[style].pause(t, "mongo"))
+	}
 	future := epochMs(time.Now().Add(365 * 24 * time.Hour))
 	// within says whether took is the budget, give or take scheduling.
 	within := func(took, budget time.Duration) bool {
@@ -389,9 +365,9 @@ func checkDeadlineCap(ctx context.Context, t *testing.T, ds map[string]*deployme
 			inner.Add(1)
 			go func() {
 				defer inner.Done()
-				r, err := getWithHeaders(s.base+"/products/18", c.header)
-				if err != nil || r.status != http.StatusGatewayTimeout || !within(r.took, c.budget) {
-					t.Errorf("rest product with %s and the store hung: %v %v after %v, want 504 after %v", c.what, r, err, r.took, c.budget)
+				r, err := fetch(s.base+"/products/18", c.header)
+				if err != nil || r.Status != http.StatusGatewayTimeout || !within(r.Took, c.budget) {
+					t.Errorf("rest product with %s and the store hung: %v %v after %v, want 504 after %v", c.what, r, err, r.Took, c.budget)
 				}
 			}()
 		}
@@ -427,7 +403,7 @@ func checkDeadlineCap(ctx context.Context, t *testing.T, ds map[string]*deployme
 		defer wg.Done()
 		s := ds["amqp"].services["product"]
 		w := watchDrops(t, s)
-		p := newAMQPProbe(t, rabbit, "deadline-cap")
+		p := newAMQPProbe(t, ds["amqp"].broker, "deadline-cap")
 		ms, _ := strconv.ParseInt(future, 10, 64)
 		began := time.Now()
 		p.publish(ctx, t, "ipc.product", "future", `{"product":18}`, amqp.Table{deadlineHeader: ms})
@@ -451,70 +427,51 @@ func checkDeadlineCap(ctx context.Context, t *testing.T, ds map[string]*deployme
 	wg.Wait()
 	resume()
 	for _, style := range styles {
-		g := ds[style].gateway
-		if !eventually(10*time.Second, func() bool {
-			r, err := fetch(g.base + "/products/7")
-			return err == nil && r.status == http.StatusOK
-		}) {
+		if !answersPage(ds[style].gateway, 10*time.Second) {
 			t.Errorf("%s: no page 10 s after FerretDB resumed", style)
 		}
 	}
 }
 
-// checkBacklog hangs both stores and the product service and floods g
-// with floodPages pages at once, all of which time out; then resumes them
+// checkBacklog hangs both stores and the product service of d and floods
+// its gateway with floodPages pages at once, all of which time out; then resumes them
 // and asks for pages. Had the services kept the calls their callers gave
 // up on, they would now run them all against the stores, and every page
 // would wait behind them for seconds: a page must instead be answered 200,
 // quickly, right away, because the services dropped those calls at their
 // deadlines (and say so). In amqp the broker drops the requests that
 // expired in the queues, and does not keep them.
-func checkBacklog(ctx context.Context, t *testing.T, d *deployment, g *program, timeout time.Duration, mongo, maria, rabbit *deps.Instance) {
+func checkBacklog(t *testing.T, d *deployment) {
+	g := d.gateway
 	watches := map[string]*dropWatch{}
 	for _, name := range services {
 		watches[name] = watchDrops(t, d.services[name])
 	}
 	var deadBefore int
 	if d.style == "amqp" {
-		deadBefore = queueDepth(t, rabbit, deadLetters)
+		deadBefore = queueDepth(t, d.broker, deadLetters)
 	}
-	hung := []*proc.Process{mongo.Processes()[0], maria.Processes()[0], d.services["product"].proc}
-	for _, p := range hung {
-		if err := p.Pause(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			for _, p := range hung {
-				if err := p.Resume(); err != nil {
-					t.Error(err)
-				}
-			}
-		}
-	}
+	resume := d.pause(t, "mongo", "mysql", "product")
 	defer resume()
 
 	began := time.Now()
-	results := make([]response, floodPages)
+	results := make([]apicheck.Response, floodPages)
 	errs := make([]error, floodPages)
 	var wg sync.WaitGroup
 	for i := range floodPages {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = fetch(fmt.Sprintf("%s/products/%d", g.base, 1+i))
+			results[i], errs[i] = fetch(fmt.Sprintf("%s/products/%d", g.base, 1+i), nil)
 		}()
 	}
 	wg.Wait()
 	flooded := time.Since(began)
 	bad := 0
 	for i, r := range results {
-		if errs[i] != nil || r.status != http.StatusGatewayTimeout || r.took < timeout*9/10 {
+		if errs[i] != nil || r.Status != http.StatusGatewayTimeout || r.Took < callTimeout*9/10 {
 			if bad++; bad <= 3 {
-				t.Errorf("flood page %d: %v %v after %v, want 504 after %v", 1+i, r, errs[i], r.took, timeout)
+				t.Errorf("flood page %d: %v %v after %v, want 504 after %v", 1+i, r, errs[i], r.Took, callTimeout)
 			}
 		}
 	}
@@ -528,29 +485,29 @@ func checkBacklog(ctx context.Context, t *testing.T, d *deployment, g *program, 
 	// connections.)
 	resume()
 	back := time.Now()
-	var first, good response
+	var first, good apicheck.Response
 	tries := 0
-	for good.status == 0 {
-		r, err := fetch(g.base + "/products/999")
+	for good.Status == 0 {
+		r, err := fetch(g.base+"/products/999", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tries++; tries == 1 {
 			first = r
 		}
-		if r.status == http.StatusOK && r.took <= quickPage {
+		if r.Status == http.StatusOK && r.Took <= quickPage {
 			good = r
 		} else if time.Since(back) > recoverWithin {
 			break
 		}
 	}
 	t.Logf("%s: %d pages timed out in %v; the first page after resuming: %d in %v (Server-Timing %s); a good page after %d tries, %v after resuming",
-		d.style, floodPages, flooded.Round(time.Millisecond), first.status, first.took.Round(time.Millisecond), first.header.Get("Server-Timing"), tries, time.Since(back).Round(time.Millisecond))
-	if first.status != http.StatusOK {
+		d.name, floodPages, flooded.Round(time.Millisecond), first.Status, first.Took.Round(time.Millisecond), first.Header.Get("Server-Timing"), tries, time.Since(back).Round(time.Millisecond))
+	if first.Status != http.StatusOK {
 		t.Logf("the first page after resuming: %v", first)
 	}
-	if good.status == 0 {
-		t.Errorf("no page answered 200 within %v in the %v after resuming (the first: %v after %v): the stale calls were run, not dropped", quickPage, recoverWithin, first, first.took)
+	if good.Status == 0 {
+		t.Errorf("no page answered 200 within %v in the %v after resuming (the first: %v after %v): the stale calls were run, not dropped", quickPage, recoverWithin, first, first.Took)
 	}
 
 	// What each service says it dropped. In rest and grpc every service
@@ -576,26 +533,26 @@ func checkBacklog(ctx context.Context, t *testing.T, d *deployment, g *program, 
 			t.Errorf("%s %s reports %d calls dropped or abandoned at their deadline, want at least %d of the %d", d.style, name, got, want, floodPages)
 		}
 	}
-	t.Logf("%s: dropped, abandoned by service: %v", d.style, counts)
+	t.Logf("%s: dropped, abandoned by service: %v", d.name, counts)
 	if d.style == "amqp" {
 		if got := counts["product"].total(); got > prefetch+floodPages/10 {
 			t.Errorf("amqp product was delivered %d requests after resuming, want no more than it had taken (%d): the broker should drop the expired", got, prefetch)
 		}
 		for _, name := range services {
-			if !eventually(5*time.Second, func() bool { return queueDepth(t, rabbit, "ipc."+name) == 0 }) {
-				t.Errorf("ipc.%s still holds %d requests 5 s after the flood", name, queueDepth(t, rabbit, "ipc."+name))
+			if !eventually(5*time.Second, func() bool { return queueDepth(t, d.broker, "ipc."+name) == 0 }) {
+				t.Errorf("ipc.%s still holds %d requests 5 s after the flood", name, queueDepth(t, d.broker, "ipc."+name))
 			}
 		}
-		if n := queueDepth(t, rabbit, deadLetters); n != deadBefore {
+		if n := queueDepth(t, d.broker, deadLetters); n != deadBefore {
 			t.Errorf("%s holds %d messages after the flood, %d before: expired requests are not to be kept", deadLetters, n, deadBefore)
 		}
 	}
 }
 
 // queueDepth is how many messages a queue holds that no consumer has.
-func queueDepth(t *testing.T, rabbit *deps.Instance, queue string) int {
+func queueDepth(t *testing.T, brokerURL, queue string) int {
 	t.Helper()
-	conn, err := amqp.Dial(rabbit.URL)
+	conn, err := amqp.Dial(brokerURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,39 +1,39 @@
 package apitest
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"io"
+	"maps"
 	"net"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/runner"
+	"github.com/msbench/msbench/internal/runner/deploytest"
 )
 
+// What the checks change of the study file (every other value, command and
+// address is the study's own).
 const (
-	readyTimeout = 60 * time.Second
-	// harnessKill is when the lab kills a program still there after
-	// SIGTERM; the programs promise to be gone within 1.5 s.
-	harnessKill = 2 * time.Second
 	// The programs' HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS, short so
 	// that the hostile cases end quickly, and their default MAX_BODY_BYTES.
 	headersTimeout = time.Second
 	requestTimeout = 2 * time.Second
 	maxBody        = 16384
-	// callTimeout is the rest and grpc gateways' CALL_TIMEOUT_MS, the
-	// default. The amqp gateway waits longer, brokerCallTimeout, so that
-	// requests confirmed before a broker restart can be answered after it
-	// instead of timing out.
+	// The programs' own HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS, which
+	// the gateway of the pipelined flood keeps (checkPipelined says why).
+	defaultHeadersTimeout = 10 * time.Second
+	defaultRequestTimeout = 30 * time.Second
+	// callTimeout is the gateways' CALL_TIMEOUT_MS, the programs' default,
+	// so that a hung call fails in seconds (the study's 9 s suits a load's
+	// 10 s timeout, not a test). The amqp gateway of the broker restart
+	// waits longer, brokerCallTimeout, so that requests confirmed before
+	// the restart can be answered after it instead of timing out.
 	callTimeout       = 3 * time.Second
 	brokerCallTimeout = 30 * time.Second
 )
@@ -43,183 +43,186 @@ var (
 	services = []string{"product", "reviews", "recommendations", "shipping", "cart"}
 )
 
-// program is one started service or gateway.
+// program is one service or gateway of a deployment, as the checks
+// address it.
 type program struct {
 	name, style string
 	addr        string
 	base        string // http://addr, for the programs that serve HTTP
-	env         []string
-	script      string
 	logPath     string
-	proc        *proc.Process
 }
 
 func (p *program) servesHTTP() bool { return p.name == "gateway" || p.style != "grpc" }
 
 func (p *program) log() string { return proc.LogTail(p.logPath, 30) }
 
-// fleet is every program the test started; it stops them all at the end,
-// at once, each with a request in flight, and checks that each exits by
-// itself within the harness's grace.
-type fleet struct {
-	mu    sync.Mutex
-	procs []*program
-}
-
-// deployment is one style's six programs.
+// deployment is one style's variant of the study: its six programs on a
+// FerretDB, MariaDB and RabbitMQ of its own.
 type deployment struct {
+	name     string // the style, and what it is for if not the style's first
 	style    string
+	dep      *runner.Deployment
 	services map[string]*program
 	gateway  *program
+	stores   *stores
+	broker   string // its RabbitMQ's URL
 }
 
-// build runs build.sh into a fresh directory, as a study run does.
-func build(ctx context.Context, t *testing.T) string {
-	t.Helper()
-	began := time.Now()
-	out := filepath.Join(t.TempDir(), "ipc")
-	cmd := exec.CommandContext(ctx, "bash", "../services/build.sh", out)
-	if output, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, output)
+// programs are the deployment's services and its gateway.
+func (d *deployment) programs() []*program {
+	return append([]*program{d.gateway}, valuesOf(d.services)...)
+}
+
+// valuesOf are m's programs in the order of services.
+func valuesOf(m map[string]*program) []*program {
+	var ps []*program
+	for _, name := range services {
+		ps = append(ps, m[name])
 	}
-	t.Logf("built in %s", time.Since(began).Round(time.Millisecond))
+	return ps
+}
+
+// variantOf is a style's variant with what the checks change of every
+// program: the short HTTP limits, the services' cap on a call's deadline
+// and the gateway's call timeout; then change's values, by service.
+func variantOf(style string, change map[string]map[string]string) deploytest.Options {
+	limits := map[string]string{"HEADERS_TIMEOUT_MS": ms(headersTimeout), "REQUEST_TIMEOUT_MS": ms(requestTimeout)}
+	env := map[string]map[string]string{"gateway": {"CALL_TIMEOUT_MS": ms(callTimeout)}}
+	for _, name := range services {
+		env[name] = map[string]string{"DEADLINE_MAX_MS": ms(deadlineMax)}
+	}
+	for name, values := range env {
+		maps.Copy(values, limits)
+		maps.Copy(values, change[name])
+	}
+	return deploytest.Options{Variant: map[string]string{"style": style}, Env: env}
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// deployments are the test's deployments, by name: each style's with the
+// short limits the hostile checks need, for most checks; and those for
+// what these limits would cut short or a check changes besides.
+var deployments = []struct {
+	name, style string
+	change      map[string]map[string]string
+}{
+	{"rest", "rest", nil},
+	{"grpc", "grpc", nil},
+	{"amqp", "amqp", nil},
+	// A gateway with the programs' own HTTP limits, for the floods: 400
+	// or 2,000 requests at once, whose headers a gateway busy with them
+	// may not read within the short limit on a busy machine (a 408 in
+	// place of a page); in grpc, a product service that keeps a
+	// connection shortAge at most, for checkConnectionAge.
+	{"rest-floods", "rest", ownLimits},
+	{"grpc-floods", "grpc", with(ownLimits, "product", "MAX_CONNECTION_AGE_MS", ms(shortAge))},
+	{"amqp-floods", "amqp", ownLimits},
+	// A gateway that waits brokerCallTimeout, for the broker restart.
+	{"amqp-broker", "amqp", map[string]map[string]string{"gateway": {"CALL_TIMEOUT_MS": ms(brokerCallTimeout)}}},
+}
+
+// ownLimits gives the gateway the programs' own HTTP limits.
+var ownLimits = map[string]map[string]string{
+	"gateway": {"HEADERS_TIMEOUT_MS": ms(defaultHeadersTimeout), "REQUEST_TIMEOUT_MS": ms(defaultRequestTimeout)},
+}
+
+// with is change with service's name set to value besides.
+func with(change map[string]map[string]string, service, name, value string) map[string]map[string]string {
+	out := maps.Clone(change)
+	out[service] = map[string]string{name: value}
 	return out
 }
 
-// deploy starts every style's services and gateways at once, so that the
-// services of the three styles seed the same empty stores together, and
-// waits until all are ready.
-func deploy(ctx context.Context, t *testing.T, f *fleet, out string, ports *proc.PortAllocator, mongo, maria, rabbit *deps.Instance) map[string]*deployment {
+// deployAll starts every deployment of the test.
+func deployAll(ctx context.Context, t *testing.T, lab *deploytest.Lab) map[string]*deployment {
 	t.Helper()
-	began := time.Now()
-	stores := []string{
-		"MONGO_URL=" + mongo.URL, "MYSQL_URL=" + maria.URL, "AMQP_URL=" + rabbit.URL,
-		fmt.Sprintf("DEADLINE_MAX_MS=%d", deadlineMax.Milliseconds()),
-	}
 	ds := map[string]*deployment{}
-	var all []*program
-	for _, style := range styles {
-		d := &deployment{style: style, services: map[string]*program{}}
-		var addrs []string
-		for _, name := range services {
-			p := f.launch(ctx, t, out, ports, style, name, stores)
-			d.services[name] = p
-			addrs = append(addrs, strings.ToUpper(name)+"_ADDR="+p.addr)
-			all = append(all, p)
-		}
-		timeout := callTimeout
-		if style == "amqp" {
-			timeout = brokerCallTimeout
-		}
-		env := append(addrs, "AMQP_URL="+rabbit.URL, fmt.Sprintf("CALL_TIMEOUT_MS=%d", timeout.Milliseconds()))
-		d.gateway = f.launch(ctx, t, out, ports, style, "gateway", env)
-		all = append(all, d.gateway)
-		ds[style] = d
+	for _, spec := range deployments {
+		ds[spec.name] = deploy(ctx, t, lab, spec.name, spec.style, variantOf(spec.style, spec.change))
 	}
-	for _, p := range all {
-		waitReady(ctx, t, p)
-	}
-	t.Logf("18 programs ready in %s", time.Since(began).Round(time.Millisecond))
 	return ds
 }
 
-// launch starts a program on a port of its own; it does not wait for it.
-func (f *fleet) launch(ctx context.Context, t *testing.T, out string, ports *proc.PortAllocator, style, name string, env []string) *program {
+// deploy starts a style's variant of the study from the study file and
+// connects to its stores.
+func deploy(ctx context.Context, t *testing.T, lab *deploytest.Lab, name, style string, opts deploytest.Options) *deployment {
 	t.Helper()
-	port, err := ports.Next()
-	if err != nil {
-		t.Fatal(err)
+	began := time.Now()
+	dep := lab.Start(ctx, t, opts)
+	t.Logf("%s deployed in %s", name, time.Since(began).Round(time.Millisecond))
+	values := dep.Values()
+	d := &deployment{name: name, style: style, dep: dep, services: map[string]*program{}, broker: values["dep.broker.url"]}
+	d.gateway = programOf(dep, style, "gateway")
+	for _, name := range services {
+		d.services[name] = programOf(dep, style, name)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	p := &program{
-		name: name, style: style, addr: addr, base: "http://" + addr,
-		env: slices.Concat([]string{
-			"STYLE=" + style, "ADDR=" + addr,
-			fmt.Sprintf("HEADERS_TIMEOUT_MS=%d", headersTimeout.Milliseconds()),
-			fmt.Sprintf("REQUEST_TIMEOUT_MS=%d", requestTimeout.Milliseconds()),
-		}, env),
-		script:  filepath.Join(out, "src", name+".js"),
-		logPath: filepath.Join(t.TempDir(), style+"-"+name+".log"),
-	}
-	f.start(ctx, t, p)
-	return p
+	d.stores = openStores(ctx, t, values["dep.mongo.url"], values["dep.mysql.dsn"])
+	return d
 }
 
-// start (re)starts p with its address and environment.
-func (f *fleet) start(ctx context.Context, t *testing.T, p *program) {
+// pause pauses (SIGSTOP) the services and dependencies of d named, and
+// returns what resumes them, once however often it is called.
+func (d *deployment) pause(t *testing.T, names ...string) (resume func()) {
 	t.Helper()
-	var err error
-	p.proc, err = proc.Start(ctx, proc.Spec{Name: p.style + "-" + p.name, Path: "node", Args: []string{p.script}, Env: p.env, LogPath: p.logPath})
-	if err != nil {
-		t.Fatalf("start %s %s: %v", p.style, p.name, err)
-	}
-	f.mu.Lock()
-	f.procs = append(f.procs, &program{name: p.name, style: p.style, addr: p.addr, proc: p.proc, logPath: p.logPath})
-	f.mu.Unlock()
-}
-
-// waitReady waits until p answers: a gRPC service accepts a connection,
-// which it does only once ready; the others answer GET /healthz.
-func waitReady(ctx context.Context, t *testing.T, p *program) {
-	t.Helper()
-	var check proc.Check = proc.HTTPCheck{URL: p.base + "/healthz"}
-	if !p.servesHTTP() {
-		check = proc.TCPCheck{Addr: p.addr}
-	}
-	if err := proc.WaitReady(ctx, p.proc, check, readyTimeout); err != nil {
-		t.Fatalf("%s %s not ready: %v\n%s", p.style, p.name, err, p.log())
-	}
-}
-
-// stopAll stops every program still running, all at once, each with a
-// request whose body never comes in flight if it serves HTTP: each must
-// exit by itself, cleanly, within the harness's grace.
-func (f *fleet) stopAll(t *testing.T) {
-	f.mu.Lock()
-	procs := f.procs
-	f.mu.Unlock()
-	var wg sync.WaitGroup
-	errs := make([]error, len(procs))
-	took := make([]time.Duration, len(procs))
-	for i, p := range procs {
-		select {
-		case <-p.proc.Done():
-			continue // killed by a fault on purpose
-		default:
+	var paused []string
+	resume = sync.OnceFunc(func() {
+		for _, name := range paused {
+			if err := d.dep.Resume(name); err != nil {
+				t.Error(err)
+			}
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			took[i], errs[i] = stopChecked(p)
-		}()
+	})
+	for _, name := range names {
+		if err := d.dep.Pause(name); err != nil {
+			resume()
+			t.Fatal(err)
+		}
+		paused = append(paused, name)
+	}
+	return resume
+}
+
+func programOf(dep *runner.Deployment, style, name string) *program {
+	in := dep.Instances(name)[0]
+	return &program{name: name, style: style, addr: in.Addr, base: "http://" + in.Addr, logPath: in.Log}
+}
+
+// stopCleanly stops every deployment at once, each with a request whose
+// body never comes in flight at every program that serves HTTP: each
+// program must exit by itself, cleanly, within the lab's grace.
+func stopCleanly(t *testing.T, all map[string]*deployment) {
+	var wg sync.WaitGroup
+	ds := slices.Collect(maps.Values(all))
+	exits := make([][]runner.Exit, len(ds))
+	for i, d := range ds {
+		for _, p := range d.programs() {
+			if p.servesHTTP() {
+				defer requestInFlight(p.addr)()
+			}
+		}
+		wg.Go(func() { exits[i] = deploytest.StopCleanly(named{t, d.name}, d.dep) })
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Error(err)
+	for i, d := range ds {
+		if len(exits[i]) == 0 {
+			t.Errorf("%s: no program was stopped", d.name)
+			continue
 		}
+		slowest := slices.MaxFunc(exits[i], func(a, b runner.Exit) int { return cmp.Compare(a.After, b.After) })
+		t.Logf("%s: %d programs stopped on SIGTERM, the slowest, %s, after %v", d.name, len(exits[i]), slowest.Instance, slowest.After.Round(time.Millisecond))
 	}
-	slowest := slices.Index(took, slices.Max(took))
-	t.Logf("every program stopped on SIGTERM, the slowest, %s %s, after %v", procs[slowest].style, procs[slowest].name, took[slowest].Round(time.Millisecond))
 }
 
-func stopChecked(p *program) (time.Duration, error) {
-	if p.style != "grpc" || p.name == "gateway" {
-		defer requestInFlight(p.addr)()
-	}
-	began := time.Now()
-	if err := p.proc.Stop(context.Background(), harnessKill); err != nil {
-		return 0, err
-	}
-	took := time.Since(began)
-	var ee *exec.ExitError
-	switch {
-	case errors.As(p.proc.ExitErr(), &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL:
-		return took, fmt.Errorf("%s %s still ran %v after SIGTERM and was killed; log:\n%s", p.style, p.name, harnessKill, p.log())
-	case p.proc.ExitErr() != nil:
-		return took, fmt.Errorf("%s %s exited with %v %v after SIGTERM; log:\n%s", p.style, p.name, p.proc.ExitErr(), took, p.log())
-	}
-	return took, nil
+// named says which deployment a failure is of.
+type named struct {
+	testing.TB
+	name string
+}
+
+func (n named) Errorf(format string, args ...any) {
+	n.TB.Helper()
+	n.TB.Errorf(n.name+": "+format, args...)
 }
 
 // requestInFlight starts a request whose body trickles in and never ends;

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +19,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/msbench/msbench/internal/deps"
-	"github.com/msbench/msbench/internal/proc"
+	"github.com/msbench/msbench/internal/apicheck"
+	"github.com/msbench/msbench/internal/resources"
 )
 
 const (
@@ -38,15 +37,17 @@ const (
 	// counts from the event loop's cached time, a little earlier) waits a
 	// second round.
 	idleClose = 2*idleTimeout + h2Margin
-	// shortAge is MAX_CONNECTION_AGE_MS of the service checkConnectionAge
-	// starts: how long it keeps any connection, however busy.
+	// shortAge is MAX_CONNECTION_AGE_MS of the product service
+	// checkConnectionAge calls: how long it keeps any connection, however
+	// busy.
 	shortAge = 2 * time.Second
 	// h2Margin is the time allowed beyond a limit for a service to act on
 	// it, generous: a check opens a thousand streams on a busy machine.
 	h2Margin = 5 * time.Second
-	// rssGrowth bounds how much a service may grow while a check holds
-	// its thousand half-sent calls (each some 6 KB).
-	rssGrowth = 64 << 20
+	// memGrowth bounds how much a service's memory (its cgroup's, as a
+	// run accounts it) may grow while a check holds its thousand
+	// half-sent calls (each some 6 KB).
+	memGrowth = 64 << 20
 )
 
 // h2Conn is a raw HTTP/2 connection to a gRPC service, for what no gRPC
@@ -147,26 +148,6 @@ func (c *h2Conn) waitClosed(deadline time.Time) string {
 // first 3 of the 5 bytes every gRPC message starts with.
 var halfSentMessage = []byte{0, 0, 0}
 
-// rssOf is the resident memory of process pid.
-func rssOf(t *testing.T, pid int) int64 {
-	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmRSS of %d: %v", pid, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
-}
-
 // checkGRPCExhaustion does to every gRPC service what exhausted them: a
 // connection opens more calls than the service takes at once, each sending
 // its headers and a part of its message, never the rest, and other
@@ -187,14 +168,14 @@ func checkGRPCExhaustion(ctx context.Context, t *testing.T, d *deployment) {
 			s := d.services[name]
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				checkExhaustion(ctx, t, s, &opening)
+				checkExhaustion(ctx, t, d, s, &opening)
 			})
 		}
 	})
-	wantStatus(t, "page after the half-sent calls", get(t, d.gateway.base+"/products/7"), http.StatusOK)
+	apicheck.WantStatus(t, "page after the half-sent calls", apicheck.Get(t, d.gateway.base+"/products/7"), http.StatusOK)
 }
 
-func checkExhaustion(ctx context.Context, t *testing.T, s *program, opening *sync.Mutex) {
+func checkExhaustion(ctx context.Context, t *testing.T, d *deployment, s *program, opening *sync.Mutex) {
 	idle := dialH2(t, s.addr)
 	defer idle.conn.Close()
 	bare, err := net.Dial("tcp", s.addr) // not even a preface
@@ -207,7 +188,7 @@ func checkExhaustion(ctx context.Context, t *testing.T, s *program, opening *syn
 	c, lastEnded := func() (*h2Conn, time.Time) {
 		opening.Lock()
 		defer opening.Unlock()
-		return checkHalfSent(t, s)
+		return checkHalfSent(t, d, s)
 	}()
 	defer c.conn.Close()
 
@@ -247,7 +228,7 @@ type halfSent struct {
 
 // sendHalfSent opens n half-sent calls on c and reads how the service ends
 // them, until done says enough, the connection ends, or deadline.
-func sendHalfSent(t *testing.T, s *program, c *h2Conn, n int, deadline time.Time, rss *int64, done func(halfSent) bool) halfSent {
+func sendHalfSent(s *program, c *h2Conn, n int, deadline time.Time, done func(halfSent) bool) halfSent {
 	began := time.Now()
 	go func() {
 		for range n {
@@ -264,9 +245,6 @@ func sendHalfSent(t *testing.T, s *program, c *h2Conn, n int, deadline time.Time
 				h.goaway = "closed"
 			}
 			return h
-		}
-		if m := rssOf(t, s.proc.Pid()); m > *rss {
-			*rss = m
 		}
 		switch f := f.(type) {
 		case *http2.RSTStreamFrame:
@@ -295,11 +273,14 @@ func sendHalfSent(t *testing.T, s *program, c *h2Conn, n int, deadline time.Time
 // service refuses the surplus, stream by stream (REFUSED_STREAM) or by
 // ending the connection. The other opens maxStreams: the service ends
 // each (here: a reset) once the arrival bound, requestTimeout, has passed,
-// none before. Meanwhile it grows no more than rssGrowth. checkHalfSent
-// returns the second connection and when its last stream ended.
-func checkHalfSent(t *testing.T, s *program) (*h2Conn, time.Time) {
-	rssBefore := rssOf(t, s.proc.Pid())
-	peak := rssBefore
+// none before. Meanwhile its memory grows no more than memGrowth.
+// checkHalfSent returns the second connection and when its last stream
+// ended.
+func checkHalfSent(t *testing.T, d *deployment, s *program) (*h2Conn, time.Time) {
+	memBefore := memoryOf(t, d, s).CurrentMemBytes
+	if err := d.dep.ResetPeak(s.name); err != nil {
+		t.Fatal(err)
+	}
 	began := time.Now()
 
 	over := dialH2(t, s.addr)
@@ -312,7 +293,7 @@ func checkHalfSent(t *testing.T, s *program) (*h2Conn, time.Time) {
 	if limit, ok := settings.Value(http2.SettingMaxConcurrentStreams); !ok || limit > maxStreams {
 		t.Errorf("%s takes %d calls at once on a connection (given: %v), want at most %d", s.name, limit, ok, maxStreams)
 	}
-	h := sendHalfSent(t, s, over, maxStreams+surplusStreams, time.Now().Add(requestTimeout+h2Margin), &peak, func(h halfSent) bool {
+	h := sendHalfSent(s, over, maxStreams+surplusStreams, time.Now().Add(requestTimeout+h2Margin), func(h halfSent) bool {
 		return h.refused >= surplusStreams
 	})
 	t.Logf("%s: %d calls opened at once: %d refused, %d ended, then %q, after %v", s.name, maxStreams+surplusStreams, h.refused, len(h.ended), h.goaway, time.Since(began).Round(time.Millisecond))
@@ -325,14 +306,15 @@ func checkHalfSent(t *testing.T, s *program) (*h2Conn, time.Time) {
 		t.Fatalf("%s: settings: %v", s.name, err)
 	}
 	began = time.Now()
-	h = sendHalfSent(t, s, c, maxStreams, began.Add(requestTimeout+2*h2Margin), &peak, func(h halfSent) bool {
+	h = sendHalfSent(s, c, maxStreams, began.Add(requestTimeout+2*h2Margin), func(h halfSent) bool {
 		return len(h.ended) == maxStreams
 	})
 	if h.last.IsZero() {
 		h.last = time.Now()
 	}
-	t.Logf("%s: %d half-sent calls: %d ended after %v, %d refused, %d early, then %q; resident memory %d MiB before, %d MiB at most",
-		s.name, maxStreams, len(h.ended), h.last.Sub(began).Round(time.Millisecond), h.refused, h.early, h.goaway, rssBefore>>20, peak>>20)
+	peak := memoryOf(t, d, s).PeakMemBytes
+	t.Logf("%s: %d half-sent calls: %d ended after %v, %d refused, %d early, then %q; memory %d MiB before, %d MiB at most",
+		s.name, maxStreams, len(h.ended), h.last.Sub(began).Round(time.Millisecond), h.refused, h.early, h.goaway, memBefore>>20, peak>>20)
 	if len(h.ended) < maxStreams || h.refused > 0 || h.early > 0 {
 		t.Errorf("%s ended %d of %d half-sent calls within %v (%d refused, %d before %v), want all, at the arrival bound %v",
 			s.name, len(h.ended), maxStreams, requestTimeout+2*h2Margin, h.refused, h.early, requestTimeout*9/10, requestTimeout)
@@ -340,22 +322,28 @@ func checkHalfSent(t *testing.T, s *program) (*h2Conn, time.Time) {
 	if h.goaway != "" {
 		t.Fatalf("%s ended the connection of %d half-sent calls (%s), want it to end the calls", s.name, maxStreams, h.goaway)
 	}
-	if peak-rssBefore > rssGrowth {
-		t.Errorf("%s grew by %d MiB holding half-sent calls, want at most %d MiB", s.name, (peak-rssBefore)>>20, rssGrowth>>20)
+	if peak-memBefore > memGrowth {
+		t.Errorf("%s grew by %d MiB holding half-sent calls, want at most %d MiB", s.name, (peak-memBefore)>>20, memGrowth>>20)
 	}
 	return c, h.last
 }
 
-// checkConnectionAge starts a product service that keeps a connection
-// shortAge at most, and a gateway that calls it: a connection busy with
-// calls is told to go (GOAWAY "max_age") once its age is up, and the
-// gateway, whose connection is replaced every shortAge, serves every page
-// meanwhile.
-func checkConnectionAge(ctx context.Context, t *testing.T, f *fleet, out string, ports *proc.PortAllocator, d *deployment, mongo *deps.Instance) {
-	s := f.launch(ctx, t, out, ports, "grpc", "product", []string{"MONGO_URL=" + mongo.URL, fmt.Sprintf("MAX_CONNECTION_AGE_MS=%d", shortAge.Milliseconds())})
-	waitReady(ctx, t, s)
-	g := launchGateway(ctx, t, f, out, ports, d, "PRODUCT_ADDR="+s.addr)
+// memoryOf is what s uses, as a run accounts it.
+func memoryOf(t *testing.T, d *deployment, s *program) resources.Usage {
+	t.Helper()
+	u, err := d.dep.Usage(s.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
 
+// checkConnectionAge calls d's product service, which keeps a connection
+// shortAge at most: a connection busy with calls is told to go (GOAWAY
+// "max_age") once its age is up, and the gateway, whose connection is
+// replaced every shortAge, serves every page meanwhile.
+func checkConnectionAge(t *testing.T, d *deployment) {
+	s, g := d.services["product"], d.gateway
 	c := dialH2(t, s.addr)
 	defer c.conn.Close()
 	dialed := time.Now()
@@ -383,7 +371,7 @@ func checkConnectionAge(ctx context.Context, t *testing.T, f *fleet, out string,
 
 	pages, bad := 0, 0
 	for end := time.Now().Add(3 * shortAge); time.Now().Before(end); pages++ {
-		if r, err := fetch(g.base + "/products/7"); err != nil || r.status != http.StatusOK {
+		if r, err := fetch(g.base+"/products/7", nil); err != nil || r.Status != http.StatusOK {
 			if bad++; bad <= 3 {
 				t.Errorf("page while the product service replaces the gateway's connection: %v %v", r, err)
 			}
@@ -395,18 +383,4 @@ func checkConnectionAge(ctx context.Context, t *testing.T, f *fleet, out string,
 // grpcFrame is message in gRPC's framing: uncompressed, its length, it.
 func grpcFrame(message []byte) []byte {
 	return append([]byte{0, byte(len(message) >> 24), byte(len(message) >> 16), byte(len(message) >> 8), byte(len(message))}, message...)
-}
-
-// launchGateway starts another gateway on d's services (rest or grpc), with
-// the deployment's call timeout and env besides, which overrides, and
-// waits until it is ready.
-func launchGateway(ctx context.Context, t *testing.T, f *fleet, out string, ports *proc.PortAllocator, d *deployment, env ...string) *program {
-	t.Helper()
-	all := []string{fmt.Sprintf("CALL_TIMEOUT_MS=%d", callTimeout.Milliseconds())}
-	for _, name := range services {
-		all = append(all, strings.ToUpper(name)+"_ADDR="+d.services[name].addr)
-	}
-	g := f.launch(ctx, t, out, ports, d.style, "gateway", append(all, env...))
-	waitReady(ctx, t, g)
-	return g
 }

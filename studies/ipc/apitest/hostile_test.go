@@ -2,18 +2,16 @@ package apitest
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/apicheck"
 	"github.com/msbench/msbench/internal/hostile"
-	"github.com/msbench/msbench/internal/proc"
 )
 
 // restPaths are a request each REST service answers, on its route
@@ -41,7 +39,7 @@ func checkHostile(t *testing.T, p *program, path string) {
 	}
 	cases = append(cases, bodyCases(path)...)
 	hostile.Check(t, p.style+" "+p.name, p.addr, cases, func(t *testing.T) {
-		wantStatus(t, path, get(t, p.base+path), http.StatusOK)
+		apicheck.WantStatus(t, path, apicheck.Get(t, p.base+path), http.StatusOK)
 	})
 }
 
@@ -103,7 +101,7 @@ func checkHostileAll(t *testing.T, d *deployment) {
 	}
 }
 
-// checkPipelined hangs the product service and sends a gateway 2,000
+// checkPipelined hangs the product service and sends the gateway 2,000
 // pipelined page requests in one go, as a hostile client does: the gateway
 // starts no more than maxInFlight of them at once, answering the others
 // 503 with Retry-After, answers every one, in order, and keeps serving.
@@ -112,23 +110,15 @@ func checkHostileAll(t *testing.T, d *deployment) {
 // the gateway reads later are served. Node's server alone started all
 // 2,000 pages at once, 10,000 calls, over the gateway's memory cap.
 //
-// The gateway is one of its own with the programs' default header and
-// request timeouts (10 s, 30 s): while the first pages wait, the gateway
-// reads no more of the connection (Node holds back while the 503s queue
-// up), and a request it has read in part would otherwise be cut by the
-// deployment's 1 s header timeout.
-func checkPipelined(ctx context.Context, t *testing.T, f *fleet, out string, ports *proc.PortAllocator, d *deployment) {
+// d's gateway has the programs' own header and request timeouts (10 s,
+// 30 s): while the first pages wait, the gateway reads no more of the
+// connection (Node holds back while the 503s queue up), and a request it
+// has read in part would otherwise be cut by the 1 s header timeout of
+// the other checks.
+func checkPipelined(t *testing.T, d *deployment) {
 	const pipelined = 2000
-	g := launchGateway(ctx, t, f, out, ports, d, "HEADERS_TIMEOUT_MS=10000", "REQUEST_TIMEOUT_MS=30000")
-	hung := d.services["product"]
-	if err := hung.proc.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := sync.OnceFunc(func() {
-		if err := hung.proc.Resume(); err != nil {
-			t.Error(err)
-		}
-	})
+	g := d.gateway
+	resumed := d.pause(t, "product")
 	defer resumed()
 
 	conn, err := net.Dial("tcp", g.addr)
@@ -163,17 +153,14 @@ func checkPipelined(ctx context.Context, t *testing.T, f *fleet, out string, por
 		}
 	}
 	took := time.Since(began)
-	t.Logf("%s: %d pipelined page requests answered in %v: %v", d.style, pipelined, took.Round(time.Millisecond), answers)
+	t.Logf("%s: %d pipelined page requests answered in %v: %v", d.name, pipelined, took.Round(time.Millisecond), answers)
 	if late := answers[http.StatusGatewayTimeout]; late == 0 || late > maxInFlight {
 		t.Errorf("%d pipelined pages waited for the hung service at once (%v), want 1 to %d", late, answers, maxInFlight)
 	}
 	if answers[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("no pipelined page was refused (%v), want 503 beyond %d under way", answers, maxInFlight)
 	}
-	if !eventually(10*time.Second, func() bool {
-		r, err := fetch(g.base + "/products/7")
-		return err == nil && r.status == http.StatusOK
-	}) {
+	if !answersPage(g, 10*time.Second) {
 		t.Errorf("no page 10 s after the pipelined flood")
 	}
 }

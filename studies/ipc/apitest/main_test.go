@@ -1,10 +1,14 @@
 // Package apitest checks the ipc study's services (../services: the API
 // gateway and the five services, each in the rest, grpc and amqp style)
-// against a real FerretDB, MariaDB and RabbitMQ: the composed page against
-// the stores' data, bad and hostile input, a service killed, a service hung,
-// the broker restarted under load, and malformed gRPC and AMQP messages.
-// It lives in the root module because it starts the dependencies with
-// msbench's internal/deps.
+// as the study deploys them, from ../study.yaml through
+// internal/runner/deploytest, on a real FerretDB, MariaDB and RabbitMQ:
+// the composed page against the stores' data, bad and hostile input, a
+// service killed, a service hung, the broker restarted under load, and
+// malformed gRPC and AMQP messages. A check states only what it changes of
+// the study file (short limits and timeouts, deploy_test.go), so that a
+// command or an environment value changed there changes what is tested.
+// It lives in the root module because it deploys with msbench's
+// internal/runner.
 package apitest
 
 import (

@@ -5,22 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
 
-	"github.com/msbench/msbench/internal/servertiming"
+	"github.com/msbench/msbench/internal/apicheck"
 )
 
-// timingNames are the Server-Timing entries of every page, in order.
+// timingNames are the Server-Timing entries of every page: one per call,
+// and one for the composition.
 var timingNames = []string{"product", "reviews", "recommendations", "shipping", "cart", "compose"}
 
-// checkCatalogue: every store holds the catalogue once, seeded by three
-// instances of each service at once, and the catalogue is the same in
-// every run (the generator is deterministic).
+// checkCatalogue: every store of a deployment holds the catalogue once,
+// and the catalogue is the same in every run (the generator is
+// deterministic).
 func checkCatalogue(ctx context.Context, t *testing.T, st *stores) {
 	for _, c := range []struct {
 		database, collection string
@@ -55,7 +55,8 @@ func checkCatalogue(ctx context.Context, t *testing.T, st *stores) {
 // checkPages: the page for several products and customers is what the
 // stores say, with all five parts and a Server-Timing entry for each call
 // and for the composition.
-func checkPages(ctx context.Context, t *testing.T, d *deployment, st *stores) {
+func checkPages(ctx context.Context, t *testing.T, d *deployment) {
+	st := d.stores
 	for _, c := range []struct {
 		product, customer int
 		query             string
@@ -68,17 +69,17 @@ func checkPages(ctx context.Context, t *testing.T, d *deployment, st *stores) {
 	} {
 		url := fmt.Sprintf("%s/products/%d%s", d.gateway.base, c.product, c.query)
 		before := time.Now().UTC()
-		r := get(t, url)
+		r := apicheck.Get(t, url)
 		after := time.Now().UTC()
-		if !wantStatus(t, url, r, http.StatusOK) {
+		if !apicheck.WantStatus(t, url, r, http.StatusOK) {
 			continue
 		}
-		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Errorf("%s: Content-Type %q", url, ct)
 		}
-		got, err := decodePage(r.body)
+		got, err := decodePage(r.Body)
 		if err != nil {
-			t.Errorf("%s: %v in %s", url, err, r.body)
+			t.Errorf("%s: %v in %s", url, err, r.Body)
 			continue
 		}
 		if got.Product.ID != c.product || got.Cart.Customer != c.customer || got.Shipping.Customer != c.customer {
@@ -91,9 +92,9 @@ func checkPages(ctx context.Context, t *testing.T, d *deployment, st *stores) {
 			t.Errorf("%s: page\n%s\nwant (from the stores)\n%s", url, gotJSON, wantJSON)
 		}
 		checkCopies(ctx, t, st, got)
-		checkTiming(t, url, r)
+		apicheck.WantTimings(t, r, timingNames...)
 		if c.product == 17 {
-			t.Logf("%s: page of product 17 is %d bytes, in %s", d.style, len(r.body), r.header.Get("Server-Timing"))
+			t.Logf("%s: page of product 17 is %d bytes, in %s", d.name, len(r.Body), r.Header.Get("Server-Timing"))
 		}
 	}
 }
@@ -118,21 +119,6 @@ func checkCopies(ctx context.Context, t *testing.T, st *stores, p page) {
 	}
 }
 
-// checkTiming: one Server-Timing entry per call and one for the
-// composition, each with a duration.
-func checkTiming(t *testing.T, what string, r response) {
-	t.Helper()
-	header := r.header.Get("Server-Timing")
-	metrics, malformed := servertiming.Parse(nil, []byte(header))
-	var names []string
-	for _, m := range metrics {
-		names = append(names, string(m.Name))
-	}
-	if malformed != 0 || !slices.Equal(names, timingNames) {
-		t.Errorf("%s: Server-Timing %q, want a duration for each of %v", what, header, timingNames)
-	}
-}
-
 // checkNotFound: what the data does not have is a 404 saying what.
 func checkNotFound(t *testing.T, d *deployment) {
 	for path, reason := range map[string]string{
@@ -141,12 +127,12 @@ func checkNotFound(t *testing.T, d *deployment) {
 		"/products/1?customer=1001":      "no such customer 1001",
 		"/products/1001?customer=999999": "no such product 1001",
 	} {
-		r := get(t, d.gateway.base+path)
-		wantError(t, path, r, http.StatusNotFound, reason)
-		checkTiming(t, path, r)
+		r := apicheck.Get(t, d.gateway.base+path)
+		apicheck.WantError(t, path, r, http.StatusNotFound, reason)
+		apicheck.WantTimings(t, r, timingNames...)
 	}
 	for _, path := range []string{"/products", "/product/1", "/"} {
-		wantError(t, path, get(t, d.gateway.base+path), http.StatusNotFound, "no route")
+		apicheck.WantError(t, path, apicheck.Get(t, d.gateway.base+path), http.StatusNotFound, "no route")
 	}
 }
 
@@ -185,9 +171,9 @@ func checkBadInput(t *testing.T, d *deployment) {
 	}
 	for _, c := range cases {
 		r := getRaw(t, g.addr, c.target)
-		wantError(t, fmt.Sprintf("%.60s", c.target), r, http.StatusBadRequest, c.reason)
-		if len(r.body) > 1000 {
-			t.Errorf("%.60s: a %d-byte answer echoes the request", c.target, len(r.body))
+		apicheck.WantError(t, fmt.Sprintf("%.60s", c.target), r, http.StatusBadRequest, c.reason)
+		if len(r.Body) > 1000 {
+			t.Errorf("%.60s: a %d-byte answer echoes the request", c.target, len(r.Body))
 		}
 	}
 	after := statsOf(t, g)
