@@ -25,9 +25,9 @@ type runFlags struct {
 	// repetitions overrides the profile's count when set: more runs for
 	// narrower intervals without editing the study file.
 	repetitions int
-	// unplaced runs with placement: none, whatever the study says, to
-	// measure what the placement changes.
-	unplaced bool
+	// unplaced runs with placement: none, whatever the study says, and
+	// sequential without interleaving, to measure what each changes.
+	unplaced, sequential bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -79,6 +79,7 @@ orders it began with.`,
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the variants' order in every repetition (default: drawn at random; a resumed run keeps its own)")
 	fl.IntVar(&f.repetitions, "repetitions", 0, "repetitions of every variant, instead of the profile's (a resumed run may be given more, to extend it)")
 	fl.BoolVar(&f.unplaced, "no-placement", false, "place nothing on cores, whatever the study's placement: says (to compare a run against a placed one)")
+	fl.BoolVar(&f.sequential, "sequential", false, "measure every step variant after variant, each deployed alone, instead of interleaving the variants' slices (to compare the two designs)")
 	return cmd
 }
 
@@ -112,6 +113,13 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	}
 	if f.unplaced {
 		s.Placement = &study.Placement{None: true}
+	}
+	if f.sequential {
+		for _, st := range s.Load.Steps {
+			if st.Interleaved {
+				st.Interleaved, st.Sequential = false, "msbench run --sequential"
+			}
+		}
 	}
 	// Interrupted while the study file was read (a large one takes a
 	// while): nothing ran, so there is no run directory to keep or resume.

@@ -148,6 +148,12 @@ func (w *Writer) Write(batch []metrics.Record) error {
 	return nil
 }
 
+// Abort drops the file: it never appears under its final name.
+func (w *Writer) Abort() {
+	w.f.Close()
+	os.Remove(w.path + ".partial") // what cannot be removed is never read: only the final name is
+}
+
 // Close finishes the file and gives it its final name.
 func (w *Writer) Close() error {
 	if err := w.w.Close(); err != nil {

@@ -75,6 +75,15 @@ func (m MachineCPU) Sub(o MachineCPU) MachineCPU {
 	}
 }
 
+// Add is the sum of two differences: the machine over two windows.
+func (m MachineCPU) Add(o MachineCPU) MachineCPU {
+	return MachineCPU{
+		User: m.User + o.User, Nice: m.Nice + o.Nice, System: m.System + o.System,
+		Idle: m.Idle + o.Idle, IOWait: m.IOWait + o.IOWait, IRQ: m.IRQ + o.IRQ,
+		SoftIRQ: m.SoftIRQ + o.SoftIRQ, Steal: m.Steal + o.Steal, Cores: max(m.Cores, o.Cores),
+	}
+}
+
 // Total is every core's time, idle and stolen included: the wall time
 // times the cores.
 func (m MachineCPU) Total() float64 {

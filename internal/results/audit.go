@@ -91,6 +91,9 @@ type AuditInput struct {
 	// RunCPUS that of every service and dependency of the step.
 	MsbenchCPUS, RunCPUS float64
 	WindowS              float64
+	// Windows is how many windows the figures add up (the slices of an
+	// interleaved step); each adds its ends' tick rounding. 0 means 1.
+	Windows int
 }
 
 // NewAudit judges a step against the thresholds.
@@ -104,7 +107,7 @@ func NewAudit(in AuditInput) Audit {
 		GeneratorCPUS:    s.GeneratorCPUS,
 		GeneratorCPUUtil: s.GeneratorCPUUtil,
 		StealS:           in.Machine.Steal,
-		TickSlackS:       in.Machine.Slack(),
+		TickSlackS:       in.Machine.Slack() * float64(max(in.Windows, 1)),
 		MachineCPUS:      in.Machine.Busy(in.WindowS),
 		InterruptS:       in.Machine.IRQ + in.Machine.SoftIRQ,
 		MsbenchCPUS:      in.MsbenchCPUS,

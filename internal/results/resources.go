@@ -16,4 +16,8 @@ type ServiceUsage struct {
 type StepResources struct {
 	Method   string         `json:"method"`
 	Services []ServiceUsage `json:"services"`
+	// IdleCPUS is what the repetition's other deployments used while this
+	// one was measured in slices: the cost of keeping them up between
+	// their turns. Counted as the run's, not foreign, in the noise audit.
+	IdleCPUS float64 `json:"idle_deployments_cpu_s,omitempty"`
 }

@@ -79,26 +79,34 @@ func selfCPU() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-// audit judges the step between two marks: run is what the step's services
-// and dependencies used meanwhile (resources.json).
-func audit(from, to noiseMark, summary metrics.Summary, run results.StepResources) (results.Audit, error) {
+// window is what the noise audit reads of the window between two marks,
+// given what the run's accounted processes used meanwhile: the
+// dependency processes a restart started count as the run's too.
+func window(from, to noiseMark, runCPU float64) (results.AuditInput, error) {
 	if from.err != nil || to.err != nil {
-		return results.Audit{}, fmt.Errorf("noise audit: %w", errors.Join(from.err, to.err))
-	}
-	runCPU := 0.0
-	for _, s := range run.Services {
-		runCPU += s.CPUUserS + s.CPUSysS
+		return results.AuditInput{}, fmt.Errorf("noise audit: %w", errors.Join(from.err, to.err))
 	}
 	for k, cpu := range to.untracked {
 		runCPU += cpu - from.untracked[k] // 0 for a process started meanwhile
 	}
-	return results.NewAudit(results.AuditInput{
-		Summary:     summary,
+	return results.AuditInput{
 		Machine:     to.machine.Sub(from.machine),
 		MsbenchCPUS: to.ownCPUS - from.ownCPUS,
 		RunCPUS:     runCPU,
 		WindowS:     to.at.Sub(from.at).Seconds(),
-	}), nil
+		Windows:     1,
+	}, nil
+}
+
+// add is the audit's input over two windows.
+func add(a, b results.AuditInput) results.AuditInput {
+	return results.AuditInput{
+		Machine:     a.Machine.Add(b.Machine),
+		MsbenchCPUS: a.MsbenchCPUS + b.MsbenchCPUS,
+		RunCPUS:     a.RunCPUS + b.RunCPUS,
+		WindowS:     a.WindowS + b.WindowS,
+		Windows:     a.Windows + b.Windows,
+	}
 }
 
 // invalidate carries the audit's verdict into the step's summary, so that

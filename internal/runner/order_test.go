@@ -117,6 +117,24 @@ func runAA(t *testing.T, s *study.Study, seed *uint64, resume string, ctx contex
 	return Run(ctx, s, opts)
 }
 
+// runThrice runs the A/A study's 3 repetitions with seed, all of which
+// must finish.
+func runThrice(t *testing.T, s *study.Study, seed uint64, log *bytes.Buffer) *results.Run {
+	t.Helper()
+	dir, err := runAA(t, s, &seed, "", context.Background(), log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := r.State().Done; len(done) != 9 {
+		t.Fatalf("done %v, want 3 repetitions of 3 runs", done)
+	}
+	return r
+}
+
 func TestAATwinRunsInReplayableOrders(t *testing.T) {
 	s, err := study.Load("testdata/aa.yaml", "")
 	if err != nil {
@@ -131,14 +149,8 @@ func TestAATwinRunsInReplayableOrders(t *testing.T) {
 	for ; slices.Equal(keys(Order(seed, 1, runs)), keys(Order(seed, 2, runs))) && slices.Equal(keys(Order(seed, 1, runs)), keys(Order(seed, 3, runs))); seed++ {
 	}
 	var log bytes.Buffer
-	dir, err := runAA(t, s, &seed, "", context.Background(), &log)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
-	r, _ := results.Open(dir)
-	if done := r.State().Done; len(done) != 9 {
-		t.Fatalf("done %v, want 3 repetitions of 3 runs", done)
-	}
+	r := runThrice(t, s, seed, &log)
+	dir := r.Dir
 	for rep := 1; rep <= 3; rep++ {
 		for _, key := range []string{"plain", "salted", "salted@aa"} {
 			sum, err := r.StepDir(rep, key, "greet").ReadSummary()

@@ -337,10 +337,12 @@ func TestSaturatedGeneratorFailsTheAudit(t *testing.T) {
 	}
 	to, nginxTo := markNoise(nil), nginxCPU(t, nginx)
 	// nginx is the system under test, not foreign.
-	aud, err := audit(from, to, sum, results.StepResources{Services: []results.ServiceUsage{{Name: "nginx", CPUUserS: nginxTo - nginxFrom}}})
+	in, err := window(from, to, nginxTo-nginxFrom)
 	if err != nil {
 		t.Fatal(err)
 	}
+	in.Summary = sum
+	aud := results.NewAudit(in)
 	t.Logf("generator %.2f s = %.0f%% of cores %s; nginx %.2f s; %d requests (%.0f/s); foreign %.1f%%, steal %.1f%%; reasons %q",
 		aud.GeneratorCPUS, 100*aud.GeneratorCPUUtil, aud.GeneratorCPUs, aud.RunCPUS, sum.Requests, sum.AchievedRPS, 100*aud.ForeignShare, 100*aud.StealShare, aud.Reasons)
 	if aud.GeneratorCPUUtil <= results.MaxGeneratorCPU {

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/msbench/msbench/internal/claims"
@@ -168,6 +169,11 @@ func (r *runner) open(ctx context.Context) error {
 	if err := r.Lab.open(r.study, filepath.Base(r.run.Dir), r.opts.Root, r.opts.DataDir); err != nil {
 		return err
 	}
+	if r.interleaves() {
+		// The variants of a repetition run at once: their processes are
+		// accounted apart.
+		r.deployed = &atomic.Int64{}
+	}
 	r.place.cpuset = r.acct.Cpuset()
 	r.prov.ResourceMethod = r.acct.Method()
 	twin := ""
@@ -252,12 +258,16 @@ func (r *runner) chooseOrder() (string, error) {
 // how numbers become an order).
 func Order(seed uint64, rep int, variants []study.Variant) []study.Variant {
 	out := slices.Clone(variants)
-	rng := rand.NewPCG(seed, uint64(rep))
-	for i := len(out) - 1; i > 0; i-- {
-		j := uniform(rng, uint64(i)+1)
-		out[i], out[j] = out[j], out[i]
-	}
+	shuffle(rand.NewPCG(seed, uint64(rep)), out)
 	return out
+}
+
+// shuffle permutes xs uniformly at random (Fisher–Yates).
+func shuffle[T any](rng *rand.PCG, xs []T) {
+	for i := len(xs) - 1; i > 0; i-- {
+		j := uniform(rng, uint64(i)+1)
+		xs[i], xs[j] = xs[j], xs[i]
+	}
 }
 
 // uniform returns a number in [0, n), every one equally likely: draws
@@ -290,6 +300,14 @@ func (r *runner) measureAll(ctx context.Context) error {
 	for rep := 1; rep <= r.study.Repetitions; rep++ {
 		order := r.order[rep-1]
 		r.logf("rep %d order: %s", rep, strings.Join(keys(order), ", "))
+		if r.interleaves() {
+			f, err := r.measureTogether(ctx, rep, order)
+			failed = append(failed, f...)
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		for _, v := range order {
 			n++
 			if ctx.Err() != nil {
@@ -344,33 +362,11 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 	}
 	defer stop()
 	for i, st := range r.study.Load.Steps {
-		key := results.UnitKey(rep, v.Key(), st.Name)
-		if r.run.IsDone(key) {
+		if r.run.IsDone(results.UnitKey(rep, v.Key(), st.Name)) {
 			continue
 		}
-		if st.Fresh {
-			r.logf("  %s: restarting everything for cold caches", st.Name)
-			stop()
-			if dep, err = r.bringUp(ctx, rep, v, false); err != nil {
-				return err
-			}
-		}
-		m := &measurement{
-			step:    st,
-			label:   fmt.Sprintf("  %s [%d/%d]", st.Name, i+1, len(r.study.Load.Steps)),
-			dir:     r.run.StepDir(rep, v.Key(), st.Name),
-			baseURL: "http://" + dep.loadAddr(r.study.Load.Service),
-			service: r.study.Load.Service,
-			dep:     dep,
-			method:  r.acct.Method(),
-			log:     r.opts.Log,
-			tty:     r.opts.TTY,
-		}
-		if err := m.run(ctx); err != nil {
+		if err := r.measureStep(ctx, rep, i, v, &dep); err != nil {
 			return fmt.Errorf("step %s: %w", st.Name, err)
-		}
-		if err := r.run.MarkDone(key); err != nil {
-			return err
 		}
 		if st.Pause > 0 {
 			select {
@@ -381,6 +377,44 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 		}
 	}
 	return nil
+}
+
+// measureStep measures step i of variant v in one piece on *dep, which a
+// fresh step replaces with a new deployment, and marks it done.
+func (r *runner) measureStep(ctx context.Context, rep, i int, v study.Variant, dep **Deployment) error {
+	st := r.study.Load.Steps[i]
+	if st.Fresh {
+		r.logf("  %s: restarting everything for cold caches", st.Name)
+		old := *dep
+		*dep = nil
+		if err := old.stop(); err != nil {
+			r.logf("  warning: stopping services: %v", err)
+		}
+		var err error
+		if *dep, err = r.bringUp(ctx, rep, v, false); err != nil {
+			return err
+		}
+	}
+	if err := r.measurement(rep, i, v, *dep).run(ctx); err != nil {
+		return err
+	}
+	return r.run.MarkDone(results.UnitKey(rep, v.Key(), st.Name))
+}
+
+// measurement is step i of variant v on dep.
+func (r *runner) measurement(rep, i int, v study.Variant, dep *Deployment) *measurement {
+	st := r.study.Load.Steps[i]
+	return &measurement{
+		step:    st,
+		label:   fmt.Sprintf("  %s [%d/%d]", st.Name, i+1, len(r.study.Load.Steps)),
+		dir:     r.run.StepDir(rep, v.Key(), st.Name),
+		baseURL: "http://" + dep.loadAddr(r.study.Load.Service),
+		service: r.study.Load.Service,
+		dep:     dep,
+		method:  r.acct.Method(),
+		log:     r.opts.Log,
+		tty:     r.opts.TTY,
+	}
 }
 
 // bringUp starts the dependencies and services of a variant and sends the

@@ -1,0 +1,320 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// Interleaved measurement (Abedi & Brecht's randomized multiple
+// interleaved trials): a repetition deploys every variant at once, and an
+// interleaved step is cut into rounds; in each round every variant takes
+// one slice of the load, in a fresh random order. Slow drift of the
+// machine and bursts of steal then fall on every variant alike instead of
+// between them, and the variants of a repetition are compared over the
+// same stretch of time. A variant's step is still one unit: its slices'
+// summaries merged, its records in one file. The unit of replication
+// stays the deployment: slices of one repetition share it, so the
+// intervals over repetitions are what the verdicts read.
+
+// member is one variant's deployment in a repetition measured together.
+type member struct {
+	v      study.Variant
+	dep    *Deployment
+	failed bool
+}
+
+// interleaves reports whether the run measures variants together: some
+// step is interleaved.
+func (r *runner) interleaves() bool {
+	for _, st := range r.study.Load.Steps {
+		if st.Interleaved {
+			return true
+		}
+	}
+	return false
+}
+
+// measureTogether runs one repetition with every variant deployed at
+// once: its steps in order, an interleaved one in rounds of slices, the
+// others variant after variant in the repetition's order. A variant that
+// fails is marked so and left out of the rest; what it measured is kept.
+// It returns the keys of the variants that failed.
+func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Variant) ([]string, error) {
+	var members []*member
+	var failed []string
+	fail := func(m *member, err error) error {
+		key := fmt.Sprintf("rep-%d/%s", rep, m.v.Key())
+		r.logf("  FAILED %s: %v", m.v.Key(), err)
+		failed = append(failed, key)
+		m.failed = true
+		if m.dep != nil {
+			if serr := m.dep.stop(); serr != nil {
+				r.logf("  warning: stopping %s: %v", m.v.Key(), serr)
+			}
+			m.dep = nil
+		}
+		return r.run.MarkFailed(key, err.Error())
+	}
+	defer func() {
+		for _, m := range members {
+			if m.dep != nil {
+				if err := m.dep.stop(); err != nil {
+					r.logf("  warning: stopping %s: %v", m.v.Key(), err)
+				}
+			}
+		}
+	}()
+	for i, v := range order {
+		if r.variantDone(rep, v) {
+			r.logf("rep %d · %s: already measured", rep, v.Key())
+			continue
+		}
+		r.logf("rep %d · deploy %d/%d · %s · elapsed %s", rep, i+1, len(order), describe(v), time.Since(r.start).Round(time.Second))
+		m := &member{v: v}
+		members = append(members, m)
+		var err error
+		if m.dep, err = r.bringUp(ctx, rep, v, true); err != nil {
+			if ctx.Err() != nil {
+				return failed, ErrInterrupted
+			}
+			if ferr := fail(m, err); ferr != nil {
+				return failed, ferr
+			}
+		}
+	}
+	for i, st := range r.study.Load.Steps {
+		var todo []*member
+		for _, m := range members {
+			if !m.failed && !r.run.IsDone(results.UnitKey(rep, m.v.Key(), st.Name)) {
+				todo = append(todo, m)
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		var err error
+		if st.Interleaved && len(todo) > 1 {
+			err = r.interleave(ctx, rep, i, todo, fail)
+		} else {
+			err = r.oneByOne(ctx, rep, i, todo, fail)
+		}
+		if err != nil {
+			return failed, err
+		}
+		if st.Pause > 0 {
+			select {
+			case <-time.After(st.Pause):
+			case <-ctx.Done():
+				return failed, ErrInterrupted
+			}
+		}
+	}
+	return failed, nil
+}
+
+// oneByOne measures step i of each member in one piece, one after the
+// other, in the repetition's order.
+func (r *runner) oneByOne(ctx context.Context, rep, i int, todo []*member, fail func(*member, error) error) error {
+	st := r.study.Load.Steps[i]
+	for _, m := range todo {
+		err := r.measureStep(ctx, rep, i, m.v, &m.dep)
+		switch {
+		case ctx.Err() != nil:
+			return ErrInterrupted
+		case err != nil:
+			if ferr := fail(m, fmt.Errorf("step %s: %w", st.Name, err)); ferr != nil {
+				return ferr
+			}
+		}
+	}
+	return nil
+}
+
+// interleave measures step i of the members in rounds of slices.
+func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fail func(*member, error) error) error {
+	st := r.study.Load.Steps[i]
+	w := r.study.Interleave
+	ms := make([]*measurement, len(todo))
+	logs := make([]results.Slices, len(todo))
+	for j, m := range todo {
+		ms[j] = r.measurement(rep, i, m.v, m.dep)
+		ms[j].label += " " + m.v.Key()
+		if err := ms[j].prepare(ctx); err != nil {
+			ms[j].abandon()
+			ms[j] = nil
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			if ferr := fail(m, fmt.Errorf("step %s: %w", st.Name, err)); ferr != nil {
+				return ferr
+			}
+		}
+	}
+	defer func() {
+		for _, m := range ms {
+			if m != nil {
+				m.abandon()
+			}
+		}
+	}()
+	rounds := len(sliceLoad(st.Load, w))
+	r.logf("  %s [%d/%d]: interleaved, %d rounds of %d slices (each after %v of warm-up)", st.Name, i+1, len(r.study.Load.Steps), rounds, len(todo), w.Warmup)
+	for round := 1; round <= rounds; round++ {
+		perm := sliceOrder(r.seed(), rep, i, round, len(todo))
+		var names []string
+		for _, j := range perm {
+			names = append(names, todo[j].v.Key())
+		}
+		r.logf("  %s round %d/%d: %s", st.Name, round, rounds, strings.Join(names, ", "))
+		for pos, j := range perm {
+			m := ms[j]
+			if m == nil {
+				continue
+			}
+			var others []*Deployment
+			for k, o := range todo {
+				if k != j && o.dep != nil {
+					others = append(others, o.dep)
+				}
+			}
+			started := time.Now()
+			err := r.slice(ctx, m, w, round, others)
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			if err == nil {
+				// What its slices measured is kept, as a step in one piece
+				// keeps what it measured before a crash.
+				if err = crashed(m.dep); err != nil {
+					err = errors.Join(err, m.finish(ctx))
+				}
+			}
+			if err != nil {
+				m.abandon()
+				ms[j] = nil
+				if ferr := fail(todo[j], fmt.Errorf("step %s, slice %d: %w", st.Name, round, err)); ferr != nil {
+					return ferr
+				}
+				continue
+			}
+			p := m.pieces[len(m.pieces)-1]
+			logs[j].Slices = append(logs[j].Slices, results.Slice{
+				Number: round, Round: round, Position: pos + 1, Of: len(perm), StartedAt: started,
+				DurationS: p.DurationS, Requests: p.Requests, P50Ms: p.Latency.P50, P99Ms: p.Latency.P99, Valid: p.Valid,
+			})
+		}
+	}
+	for j, m := range ms {
+		if m == nil {
+			continue
+		}
+		ms[j] = nil
+		logs[j].Rounds, logs[j].Warmup = rounds, w.Warmup
+		err := m.finish(ctx)
+		if err == nil {
+			err = m.dir.WriteSlices(logs[j])
+		}
+		if err == nil {
+			err = r.run.MarkDone(results.UnitKey(rep, todo[j].v.Key(), st.Name))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slice sends one slice of m's step: its warm-up, not counted, then the
+// measured part of round.
+func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) error {
+	spec := m.spec()
+	if _, err := m.load(ctx, sliceWarmup(spec, w), fmt.Sprintf("slice %d warm-up", round), nil); err != nil {
+		return err
+	}
+	return m.piece(ctx, sliceLoad(spec, w)[round-1], int32(round), others)
+}
+
+// seed is the run's seed of orders; a run that predates seeds has 0.
+func (r *runner) seed() uint64 {
+	if r.prov.Seed != nil {
+		return *r.prov.Seed
+	}
+	return 0
+}
+
+// sliceLoad cuts a step's load into the slices of its rounds, which
+// together send what the step sends in one piece: a step bounded by time
+// gets one round per slice length of it, its time shared out; one bounded
+// by a count only, w.Rounds rounds, its count shared out, except that an
+// open model's count at a rate is a time too. Each slice draws its own
+// arrivals.
+func sliceLoad(spec loadspec.Spec, w study.Interleaving) []loadspec.Spec {
+	d := spec.Duration
+	switch {
+	case d == 0 && spec.Requests == 0:
+		d = loadspec.DefaultDuration
+	case d == 0 && spec.Open && spec.Rate > 0:
+		d = time.Duration(float64(spec.Requests) / spec.Rate * float64(time.Second))
+	}
+	rounds := w.Rounds
+	if d > 0 {
+		rounds = int(math.Round(float64(d) / float64(w.Slice)))
+	}
+	rounds = max(1, rounds)
+	if spec.Requests > 0 {
+		rounds = int(min(int64(rounds), spec.Requests))
+	}
+	out := make([]loadspec.Spec, rounds)
+	for k := range out {
+		s := spec
+		s.Seed = spec.Seed + uint64(k)
+		if spec.Duration > 0 || spec.Requests == 0 {
+			s.Duration = share(cmp.Or(spec.Duration, loadspec.DefaultDuration), rounds, k)
+		}
+		if spec.Requests > 0 {
+			s.Requests = int64(share(time.Duration(spec.Requests), rounds, k))
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// share is slice k's part of a total cut into n: equal parts, the first
+// ones a unit larger where it does not divide.
+func share(total time.Duration, n, k int) time.Duration {
+	part := total / time.Duration(n)
+	if time.Duration(k) < total%time.Duration(n) {
+		part++
+	}
+	return part
+}
+
+// sliceWarmup is the load a slice sends before its measured part: the
+// step's load for w.Warmup, counted nowhere, so that connections are
+// open, and caches and JITs awake again after the variant's wait.
+func sliceWarmup(spec loadspec.Spec, w study.Interleaving) loadspec.Spec {
+	spec.Duration, spec.Requests, spec.Iterations, spec.Stages = w.Warmup, 0, 0, nil
+	return spec
+}
+
+// sliceOrder is the order in which n variants take their slices in round
+// of step i of repetition rep: a uniform random permutation, fresh in
+// every round and repeatable from the run's seed.
+func sliceOrder(seed uint64, rep, i, round, n int) []int {
+	perm := make([]int, n)
+	for k := range perm {
+		perm[k] = k
+	}
+	shuffle(rand.NewPCG(seed, uint64(rep)<<40|uint64(i+1)<<20|uint64(round)), perm)
+	return perm
+}

@@ -1,0 +1,238 @@
+package runner
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/records"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+func TestSliceLoad(t *testing.T) {
+	w := study.Interleaving{Slice: 5 * time.Second, Warmup: 500 * time.Millisecond, Rounds: 5}
+	s := time.Second
+	for _, c := range []struct {
+		name     string
+		spec     loadspec.Spec
+		requests []int64         // per slice; nil for none
+		duration []time.Duration // per slice; nil for none
+	}{
+		{"count, closed: the study's rounds", loadspec.Spec{Users: 2, Requests: 20}, []int64{4, 4, 4, 4, 4}, nil},
+		{"count that does not divide", loadspec.Spec{Users: 2, Requests: 22}, []int64{5, 5, 4, 4, 4}, nil},
+		{"fewer requests than rounds", loadspec.Spec{Users: 2, Requests: 3}, []int64{1, 1, 1}, nil},
+		{"count at a rate is a time", loadspec.Spec{Open: true, Rate: 200, Requests: 6000}, []int64{1000, 1000, 1000, 1000, 1000, 1000}, nil},
+		{"time", loadspec.Spec{Users: 4, Duration: 20 * s}, nil, []time.Duration{5 * s, 5 * s, 5 * s, 5 * s}},
+		{"time near a slice", loadspec.Spec{Open: true, Rate: 20, Duration: 7 * s}, nil, []time.Duration{7 * s}},
+		{"time under a slice", loadspec.Spec{Users: 1, Duration: s}, nil, []time.Duration{s}},
+		{"no bound: the default time", loadspec.Spec{Users: 1}, nil, []time.Duration{5 * s, 5 * s}},
+		{"time and count", loadspec.Spec{Users: 1, Duration: 10 * s, Requests: 101}, []int64{51, 50}, []time.Duration{5 * s, 5 * s}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := sliceLoad(c.spec, w)
+			var requests []int64
+			var duration []time.Duration
+			seeds := map[uint64]bool{}
+			for _, sp := range got {
+				if sp.Requests > 0 {
+					requests = append(requests, sp.Requests)
+				}
+				if sp.Duration > 0 {
+					duration = append(duration, sp.Duration)
+				}
+				seeds[sp.Seed] = true
+				if sp.Users != c.spec.Users || sp.Rate != c.spec.Rate || sp.Open != c.spec.Open {
+					t.Errorf("slice %+v changes the load's shape", sp)
+				}
+			}
+			if !slices.Equal(requests, c.requests) || !slices.Equal(duration, c.duration) || len(seeds) != len(got) {
+				t.Errorf("slices of %d requests, %v, %d seeds; want %d requests, %v", requests, duration, len(seeds), c.requests, c.duration)
+			}
+		})
+	}
+	warm := sliceWarmup(loadspec.Spec{Open: true, Rate: 200, Requests: 6000}, w)
+	if warm.Duration != w.Warmup || warm.Requests != 0 || warm.Rate != 200 {
+		t.Errorf("warm-up %+v", warm)
+	}
+}
+
+// Every variant takes each place in a round equally often, and the same
+// seed gives the same orders.
+func TestSliceOrderIsUniformAndReplayable(t *testing.T) {
+	const n, rounds = 3, 6000
+	var at [n][n]int
+	for round := 1; round <= rounds; round++ {
+		perm := sliceOrder(7, 2, 1, round, n)
+		if !slices.Equal(perm, sliceOrder(7, 2, 1, round, n)) {
+			t.Fatal("the same seed gave another order")
+		}
+		for pos, v := range perm {
+			at[v][pos]++
+		}
+	}
+	// Each count is binomial(6000, 1/3): sd 36.5; 6 sd is never crossed by
+	// a uniform shuffle in practice, and a biased one crosses it at once.
+	for v := range n {
+		for pos := range n {
+			if d := at[v][pos] - rounds/n; d > 220 || d < -220 {
+				t.Errorf("variant %d took place %d %d times of %d", v, pos, at[v][pos], rounds)
+			}
+		}
+	}
+	if slices.Equal(sliceOrder(7, 2, 1, 1, 5), sliceOrder(7, 3, 1, 1, 5)) && slices.Equal(sliceOrder(7, 2, 1, 1, 5), sliceOrder(7, 2, 2, 1, 5)) {
+		t.Error("another repetition and another step drew the same order")
+	}
+}
+
+// interleaved is the A/A study with its step interleaved.
+func interleaved(t *testing.T) *study.Study {
+	t.Helper()
+	s, err := study.Load("testdata/aa.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Step("greet")
+	st.Interleaved, st.Sequential = true, ""
+	return s
+}
+
+var roundLine = regexp.MustCompile(`(?m)^  greet round (\d)/5: (.*)$`)
+
+// A repetition deploys every variant at once and measures the step in
+// rounds, each variant one slice per round in a fresh order drawn from
+// the run's seed; each variant's step is one unit: one summary of every
+// slice, one records file numbering them, a log of the slices.
+func TestInterleavedRepetitions(t *testing.T) {
+	s := interleaved(t)
+	seed := uint64(11)
+	var log bytes.Buffer
+	r := runThrice(t, s, seed, &log)
+	prov, _ := r.ReadProvenance()
+	rounds := roundLine.FindAllStringSubmatch(log.String(), -1)
+	if len(rounds) != 15 {
+		t.Fatalf("%d rounds logged, want 5 in each of 3 repetitions:\n%s", len(rounds), log.String())
+	}
+	for rep := 1; rep <= 3; rep++ {
+		order := prov.Order[rep-1]
+		// Deployed at once, in the repetition's order, before any slice.
+		deployed := regexp.MustCompile(fmt.Sprintf(`rep %d · deploy (\d)/3 · flavour=(\w+)`, rep)).FindAllStringSubmatch(log.String(), -1)
+		if len(deployed) != 3 {
+			t.Fatalf("rep %d: deployed %v", rep, deployed)
+		}
+		for round := 1; round <= 5; round++ {
+			var want []string
+			for _, j := range sliceOrder(seed, rep, 0, round, 3) {
+				want = append(want, order[j])
+			}
+			if got := rounds[(rep-1)*5+round-1][2]; got != strings.Join(want, ", ") {
+				t.Errorf("rep %d round %d ran %s, want %v", rep, round, got, want)
+			}
+		}
+		for _, key := range order {
+			d := r.StepDir(rep, key, "greet")
+			sum, err := d.ReadSummary()
+			if err != nil || sum.Requests != 20 || sum.Successes != 20 {
+				t.Fatalf("rep %d %s: %+v %v", rep, key, sum, err)
+			}
+			rows, err := d.ReadRecords()
+			if err != nil || len(rows) != 20 {
+				t.Fatalf("rep %d %s: %d records %v", rep, key, len(rows), err)
+			}
+			// Rows come in the order answers came; by sequence number, the
+			// slices follow each other, each after the time of the last.
+			slices.SortFunc(rows, func(a, b records.Row) int { return cmp.Compare(a.Seq, b.Seq) })
+			last := map[int32][2]int64{} // slice: first and last intended time
+			for i, row := range rows {
+				if row.Seq != int64(i) || row.Slice != int32(i/4+1) {
+					t.Fatalf("rep %d %s: record %d has seq %d, slice %d", rep, key, i, row.Seq, row.Slice)
+				}
+				span, ok := last[row.Slice]
+				if !ok {
+					span = [2]int64{row.Intended, row.Intended}
+				}
+				last[row.Slice] = [2]int64{min(span[0], row.Intended), max(span[1], row.Intended)}
+			}
+			for k := int32(2); k <= 5; k++ {
+				if last[k][0] < last[k-1][1] {
+					t.Errorf("rep %d %s: slice %d starts at %d, before slice %d's last request at %d", rep, key, k, last[k][0], k-1, last[k-1][1])
+				}
+			}
+			sl, err := d.ReadSlices()
+			if err != nil || sl == nil || sl.Rounds != 5 || len(sl.Slices) != 5 {
+				t.Fatalf("rep %d %s: slices %+v %v", rep, key, sl, err)
+			}
+			var total int64
+			for k, one := range sl.Slices {
+				total += one.Requests
+				if one.Number != k+1 || one.Of != 3 || one.Position < 1 || one.Position > 3 || !one.Valid {
+					t.Errorf("rep %d %s: slice %+v", rep, key, one)
+				}
+			}
+			if total != sum.Requests {
+				t.Errorf("rep %d %s: slices sent %d, the summary counts %d", rep, key, total, sum.Requests)
+			}
+			if aud, err := d.ReadAudit(); err != nil || aud == nil || aud.TickSlackS < 5*0.01 {
+				t.Errorf("rep %d %s: audit %+v %v, want the tick slack of 5 windows", rep, key, aud, err)
+			}
+		}
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
+	}
+}
+
+// cancelOn cancels the run once a line with marker was logged.
+type cancelOn struct {
+	w      *bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(c.marker)) {
+		defer c.cancel()
+	}
+	return c.w.Write(p)
+}
+
+// Interrupted in the middle of an interleaved step, a run keeps what
+// finished and leaves the step to do again: a slice alone is no unit.
+func TestInterruptedInterleavedStepIsRedone(t *testing.T) {
+	s := interleaved(t)
+	s.Repetitions = 2
+	ctx, cancel := context.WithCancel(context.Background())
+	var log bytes.Buffer
+	dir, err := runAA(t, s, nil, "", ctx, &cancelOn{w: &log, marker: "greet round 3/5", cancel: cancel})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v\n%s", err, log.String())
+	}
+	r, _ := results.Open(dir)
+	if done := r.State().Done; len(done) != 0 {
+		t.Fatalf("done after an interrupt in the first step: %v", done)
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running after interrupt: %v", left)
+	}
+	var resumed bytes.Buffer
+	if _, err := runAA(t, s, nil, dir, context.Background(), &resumed); err != nil {
+		t.Fatalf("resume: %v\n%s", err, resumed.String())
+	}
+	r, _ = results.Open(dir)
+	if done := r.State().Done; len(done) != 6 {
+		t.Fatalf("done after resume: %v", done)
+	}
+	for _, key := range []string{"plain", "salted", "salted@aa"} {
+		if rows, err := r.StepDir(1, key, "greet").ReadRecords(); err != nil || len(rows) != 20 {
+			t.Errorf("rep 1 %s: %d records %v", key, len(rows), err)
+		}
+	}
+}
