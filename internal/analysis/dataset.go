@@ -54,6 +54,9 @@ type Unit struct {
 	// not the lab's own contention (a saturated generator, steal, other
 	// processes). Nil for a step measured before msbench audited steps.
 	Audit *results.Audit
+	// Slices are the turns an interleaved step took; nil for one measured
+	// in one piece.
+	Slices *results.Slices
 }
 
 // AuditOK reports whether the unit passed its noise audit; a unit measured
@@ -130,6 +133,9 @@ func loadUnit(dir results.StepDir, rep int, v study.Variant, step string) (*Unit
 		return nil, err
 	}
 	if u.Audit, err = dir.ReadAudit(); err != nil {
+		return nil, err
+	}
+	if u.Slices, err = dir.ReadSlices(); err != nil {
 		return nil, err
 	}
 	// The records are read only by some analyses; a damaged file must not

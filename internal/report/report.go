@@ -18,6 +18,7 @@ import (
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/stats"
+	"github.com/msbench/msbench/internal/study"
 )
 
 // Options change what a report judges.
@@ -327,9 +328,35 @@ func describeStep(ds *analysis.Dataset, name string) string {
 		for _, t := range st.Targets {
 			targets = append(targets, t.Method+" "+t.Path)
 		}
-		return "Load: " + strings.Join(parts, ", ") + "; targets " + strings.Join(targets, ", ") + "."
+		return "Load: " + strings.Join(parts, ", ") + "; targets " + strings.Join(targets, ", ") + ". " + design(ds, st)
 	}
 	return ""
+}
+
+// design says how the step was measured: interleaved, in how many rounds
+// and what the waiting deployments cost, or in one piece, and why.
+func design(ds *analysis.Dataset, st *study.Step) string {
+	if !st.Interleaved {
+		why := st.Sequential
+		if why == "" {
+			why = "the run predates interleaving"
+		}
+		return "Measured in one piece per variant, variant after variant: " + why + "."
+	}
+	var rounds, idle []float64
+	for _, v := range ds.Variants {
+		for _, u := range ds.Units(v.Key(), st.Name) {
+			if u.Slices != nil {
+				rounds = append(rounds, float64(u.Slices.Rounds))
+				idle = append(idle, u.Resources.IdleCPUS/max(u.Summary.DurationS, 1e-9))
+			}
+		}
+	}
+	if len(rounds) == 0 {
+		return "Measured interleaved, but no unit of it holds its slices (a repetition with one variant left measures in one piece)."
+	}
+	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (median %s rounds) in a fresh random order, each slice after %v of warm-up not counted. The waiting deployments used a median %s of a core meanwhile, counted as the run's in the noise audit.",
+		analysis.Num(stats.Median(rounds), 0), ds.Study.Interleave.Warmup, analysis.Num(100*stats.Median(idle), 1)+"%")
 }
 
 func warmupText(requests int64, duration string) string {

@@ -1,0 +1,50 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/analysis"
+	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/results"
+	"github.com/msbench/msbench/internal/study"
+)
+
+// A step says how it was measured: interleaved with its rounds and what
+// the waiting deployments cost, or in one piece and why.
+func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
+	s := &study.Study{Name: "d", Variants: []study.Axis{{Name: "v", Values: []string{"a", "b"}}},
+		Interleave: study.Interleaving{Slice: 5 * time.Second, Warmup: 500 * time.Millisecond, Rounds: 5}}
+	sliced := &study.Step{Name: "sliced", Interleaved: true}
+	faults := &study.Step{Name: "faults", Sequential: "its events happen at moments of one load"}
+	old := &study.Step{Name: "old"}
+	s.Load.Steps = []*study.Step{sliced, faults, old}
+	var units []*analysis.Unit
+	for _, v := range s.Matrix() {
+		for _, st := range s.Load.Steps {
+			u := &analysis.Unit{Rep: 1, Variant: v, Step: st.Name, Summary: metrics.Summary{DurationS: 20}}
+			if st.Interleaved {
+				u.Slices = &results.Slices{Rounds: 4}
+				u.Resources.IdleCPUS = 2 // of 20 s: a tenth of a core
+			}
+			units = append(units, u)
+		}
+	}
+	ds := analysis.NewDataset(s, units)
+	for _, c := range []struct {
+		step *study.Step
+		want []string
+	}{
+		{sliced, []string{"Measured interleaved", "(median 4 rounds)", "after 500ms of warm-up", "a median 10.0% of a core"}},
+		{faults, []string{"Measured in one piece per variant, variant after variant: its events happen at moments of one load."}},
+		{old, []string{"variant after variant: the run predates interleaving."}},
+	} {
+		got := design(ds, c.step)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", c.step.Name, got, w)
+			}
+		}
+	}
+}
