@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -118,24 +119,60 @@ type Options struct {
 // run does.
 func (l *Lab) Start(ctx context.Context, t testing.TB, opts Options) *runner.Deployment {
 	t.Helper()
-	v, err := l.variant(opts.Variant)
-	if err != nil {
-		t.Fatal(err)
+	return l.StartAll(ctx, t, opts)[0]
+}
+
+// StartAll deploys each of opts at once, as Start deploys one, and
+// returns them in the order given once every one is ready; each is
+// stopped at t's cleanup. Deployments spend most of their start waiting
+// (a database's initialisation, readiness polls), so several started
+// together take little longer than one. If any fails, t fails now, naming
+// every failure, and those that started are stopped.
+func (l *Lab) StartAll(ctx context.Context, t testing.TB, opts ...Options) []*runner.Deployment {
+	t.Helper()
+	type start struct {
+		s      *study.Study
+		v      study.Variant
+		logDir string
+		d      *runner.Deployment
+		err    error
 	}
-	s, err := l.withEnv(opts.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := l.lab.Deploy(ctx, s, v, t.TempDir())
-	if err != nil {
-		t.Fatalf("deploy %s of %s: %v", v.Key(), s.Name, err)
-	}
-	t.Cleanup(func() {
-		if err := d.Stop(); err != nil {
-			t.Errorf("stop %s of %s: %v", v.Key(), s.Name, err)
+	starts := make([]start, len(opts))
+	for i, o := range opts {
+		v, err := l.variant(o.Variant)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	return d
+		s, err := l.withEnv(o.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts[i] = start{s: s, v: v, logDir: t.TempDir()}
+	}
+	var wg sync.WaitGroup
+	for i := range starts {
+		st := &starts[i]
+		wg.Go(func() { st.d, st.err = l.lab.Deploy(ctx, st.s, st.v, st.logDir) })
+	}
+	wg.Wait()
+	var errs []error
+	out := make([]*runner.Deployment, len(starts))
+	for i, st := range starts {
+		if st.err != nil {
+			errs = append(errs, fmt.Errorf("deploy %s of %s: %w", st.v.Key(), st.s.Name, st.err))
+			continue
+		}
+		out[i] = st.d
+		t.Cleanup(func() {
+			if err := st.d.Stop(); err != nil {
+				t.Errorf("stop %s of %s: %v", st.v.Key(), st.s.Name, err)
+			}
+		})
+	}
+	if len(errs) > 0 {
+		t.Fatal(errors.Join(errs...))
+	}
+	return out
 }
 
 // StopCleanly stops d now and fails t for every instance of a service

@@ -88,15 +88,20 @@ func hello(t *testing.T, addr string) (int, string, error) {
 	return resp.StatusCode, string(body), err
 }
 
-// The harness starts what the study file says, with the test's overrides,
-// and reaches it through the Deployment's methods only.
-func TestStartDeploysTheStudyFile(t *testing.T) {
+// openTiny opens the tiny study's lab for a test that starts services.
+func openTiny(t *testing.T) (context.Context, *Lab) {
 	if testing.Short() {
 		t.Skip("builds and starts services")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	lab := Open(ctx, t, tiny, "")
+	return ctx, Open(ctx, t, tiny, "")
+}
+
+// The harness starts what the study file says, with the test's overrides,
+// and reaches it through the Deployment's methods only.
+func TestStartDeploysTheStudyFile(t *testing.T) {
+	ctx, lab := openTiny(t)
 
 	d := lab.Start(ctx, t, Options{})
 	front := d.Addr("front")
@@ -185,6 +190,28 @@ func TestWithoutBuildsLeavesThemUnbuilt(t *testing.T) {
 	}
 }
 
+// Deployments started together are each the variant asked, with its own
+// env, on addresses of their own.
+func TestStartAllDeploysTogether(t *testing.T) {
+	ctx, lab := openTiny(t)
+	ds := lab.StartAll(ctx, t, Options{}, Options{Env: map[string]map[string]string{"front": {"CRASH_AFTER": "1"}}}, Options{})
+	if len(ds) != 3 || ds[0].Addr("front") == ds[2].Addr("front") {
+		t.Fatalf("deployments %v", ds)
+	}
+	for i, d := range ds {
+		if status, body, err := hello(t, d.Addr("front")); err != nil || status != http.StatusOK || body != "front+hello" {
+			t.Fatalf("deployment %d answered %d %q %v", i, status, body, err)
+		}
+	}
+	// Only the second crashes after one request.
+	if _, _, err := hello(t, ds[1].Addr("front")); err == nil {
+		t.Error("the second deployment's front answers twice: its env was not its own")
+	}
+	if _, _, err := hello(t, ds[0].Addr("front")); err != nil {
+		t.Errorf("the first deployment's front: %v", err)
+	}
+}
+
 // failures records what a check reports instead of failing the test.
 type failures struct {
 	testing.TB
@@ -199,12 +226,7 @@ func (f *failures) Helper() {}
 // StopCleanly passes a service that exits 0 on SIGTERM and fails, saying
 // why, one that SIGTERM ends by its signal and one that must be killed.
 func TestStopCleanlyHoldsServicesToTheirPromise(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts services")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	lab := Open(ctx, t, tiny, "")
+	ctx, lab := openTiny(t)
 	for _, c := range []struct {
 		action string
 		opts   []StopOption
