@@ -43,6 +43,9 @@ type Provenance struct {
 	// Order lists, per repetition, the variant keys in the order they ran
 	// (an A/A twin as KEY@aa).
 	Order [][]string `json:"order,omitempty"`
+	// Stopped says why a run that adds repetitions until its intervals
+	// are narrow enough (msbench run --target-width) stopped adding them.
+	Stopped string `json:"stopped,omitempty"`
 	// Placement is which cores the generator and each service and
 	// dependency were given; nil in runs made before placement.
 	Placement *Placement `json:"placement,omitempty"`

@@ -236,3 +236,64 @@ func TestInterruptedInterleavedStepIsRedone(t *testing.T) {
 		}
 	}
 }
+
+// A run asked to go on until it has measured enough adds repetitions,
+// each in its own drawn order, until told so or until its most; it keeps
+// the count in study.resolved.json and why it stopped in provenance.json.
+func TestRepetitionsUntilEnough(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		enoughAt int // the repetitions after which Enough says done
+		max      int
+		want     int
+		why      string
+	}{
+		{"enough after 3", 3, 10, 3, "narrow enough"},
+		{"never enough", 1000, 2, 2, "stopped at the most repetitions asked, 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := interleaved(t)
+			s.Repetitions = 1
+			seed := uint64(5)
+			opts := testOptions(t, &bytes.Buffer{})
+			opts.Seed, opts.MaxRepetitions = &seed, c.max
+			var asked []int
+			opts.Enough = func(dir string, reps int) (bool, string, error) {
+				asked = append(asked, reps)
+				if reps >= c.enoughAt {
+					return true, "narrow enough", nil
+				}
+				return false, "still too wide", nil
+			}
+			dir, err := Run(context.Background(), s, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := results.Open(dir)
+			if done := r.State().Done; len(done) != 3*c.want {
+				t.Errorf("done %v, want %d repetitions of 3 runs", done, c.want)
+			}
+			prov, _ := r.ReadProvenance()
+			saved, err := r.ReadStudy()
+			if err != nil || saved.Repetitions != c.want || !strings.Contains(prov.Stopped, c.why) || len(prov.Order) != c.want {
+				t.Errorf("saved %d repetitions (%v), stopped %q, %d orders; want %d, %q", saved.Repetitions, err, prov.Stopped, len(prov.Order), c.want, c.why)
+			}
+			for rep := 1; rep <= c.want; rep++ {
+				if want := keys(Order(seed, rep, s.Runs())); !slices.Equal(prov.Order[rep-1], want) {
+					t.Errorf("rep %d ran %v, want the drawn %v", rep, prov.Order[rep-1], want)
+				}
+			}
+			if !slices.Equal(asked, seq(1, c.want)) {
+				t.Errorf("asked after %v repetitions, want after each of 1..%d", asked, c.want)
+			}
+		})
+	}
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}

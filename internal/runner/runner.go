@@ -53,6 +53,13 @@ type Options struct {
 	// draws a seed at random. Either way it is recorded in
 	// provenance.json, and a resumed run keeps the seed it recorded.
 	Seed *uint64
+	// Enough, when set, is asked after each repetition from the study's
+	// count on whether the run has measured enough (the intervals it must
+	// give are narrow enough, or its budget is spent), given the run
+	// directory; the run adds repetitions until it says so, or up to
+	// MaxRepetitions, and records why it stopped in provenance.json.
+	Enough         func(dir string, reps int) (done bool, why string, err error)
+	MaxRepetitions int
 }
 
 type runner struct {
@@ -237,17 +244,21 @@ func (r *runner) chooseOrder() (string, error) {
 		}
 		r.prov.Seed = &seed
 	}
-	runs := r.study.Runs()
-	r.order = make([][]study.Variant, r.study.Repetitions)
-	r.prov.Order = make([][]string, r.study.Repetitions)
-	for i := range r.order {
-		r.order[i] = runs
-		if r.prov.Seed != nil {
-			r.order[i] = Order(*r.prov.Seed, i+1, runs)
-		}
-		r.prov.Order[i] = keys(r.order[i])
+	r.order, r.prov.Order = nil, nil
+	for rep := 1; rep <= r.study.Repetitions; rep++ {
+		r.orderRep(rep)
 	}
 	return how, nil
+}
+
+// orderRep draws the order of repetition rep, the next one.
+func (r *runner) orderRep(rep int) {
+	order := r.study.Runs()
+	if r.prov.Seed != nil {
+		order = Order(*r.prov.Seed, rep, order)
+	}
+	r.order = append(r.order, order)
+	r.prov.Order = append(r.prov.Order, keys(order))
 }
 
 // Order returns the variants in the order repetition rep runs them: a
@@ -297,7 +308,17 @@ func (r *runner) measureAll(ctx context.Context) error {
 	total := r.study.Repetitions * len(r.study.Runs())
 	n := 0
 	var failed []string
-	for rep := 1; rep <= r.study.Repetitions; rep++ {
+	for rep := 1; ; rep++ {
+		if rep > r.study.Repetitions {
+			more, err := r.more(rep - 1)
+			if err != nil || !more {
+				if len(failed) > 0 {
+					total := r.study.Repetitions * len(r.study.Runs())
+					return errors.Join(err, fmt.Errorf("%d of %d variant runs failed: %v (see state.json and logs/)", len(failed), total, failed))
+				}
+				return err
+			}
+		}
 		order := r.order[rep-1]
 		r.logf("rep %d order: %s", rep, strings.Join(keys(order), ", "))
 		if r.interleaves() {
@@ -332,10 +353,31 @@ func (r *runner) measureAll(ctx context.Context) error {
 			}
 		}
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d variant runs failed: %v (see state.json and logs/)", len(failed), total, failed)
+}
+
+// more decides, after reps repetitions, whether to measure another: only
+// when the run was asked to go on until it has measured enough (Enough)
+// and has not. Going on, it draws the next order and raises the study's
+// count, which study.resolved.json keeps.
+func (r *runner) more(reps int) (bool, error) {
+	if r.opts.Enough == nil {
+		return false, nil
 	}
-	return nil
+	done, why, err := r.opts.Enough(r.run.Dir, reps)
+	if err != nil {
+		return false, fmt.Errorf("after %d repetitions: %w", reps, err)
+	}
+	if !done && reps >= r.opts.MaxRepetitions {
+		done, why = true, fmt.Sprintf("%s; stopped at the most repetitions asked, %d", why, r.opts.MaxRepetitions)
+	}
+	r.logf("after %d repetitions: %s", reps, why)
+	if done {
+		r.prov.Stopped = why
+		return false, nil
+	}
+	r.study.Repetitions = reps + 1
+	r.orderRep(reps + 1)
+	return true, r.run.WriteStudy(nil, r.study)
 }
 
 func (r *runner) variantDone(rep int, v study.Variant) bool {
