@@ -60,46 +60,67 @@ func studySections(ds *analysis.Dataset, opts Options) ([]analysis.Section, []cl
 	if len(ds.Missing) > 0 {
 		sections = append(sections, missingSection(ds))
 	}
-	noise := noiseModel(ds)
-	sections = append(sections, noise.section)
-	var res analysis.Result
-	if a, ok := analysis.Lookup(ds.Study.Name); ok {
-		var err error
-		if res, err = analyze(a, ds); err != nil {
-			// The rest of the report still stands.
-			res = analysis.Result{Sections: []analysis.Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}}
-		}
-	}
+	j := judge(ds, opts)
+	sections = append(sections, j.noise.section)
 	var judged []claims.Result
-	if ds.Claims != nil {
-		metrics, left := res.Metrics, failedAudits(ds)
-		if len(left.units) > 0 && !opts.KeepFailedAudits {
-			// The sections show every step, flagged; the verdicts only
-			// those that measured the system rather than the machine.
-			passed, _ := ds.PassedAudits()
-			if a, ok := analysis.Lookup(ds.Study.Name); ok {
-				judgedOn, err := analyze(a, passed)
-				if err != nil {
-					judgedOn = analysis.Result{}
-				}
-				metrics = judgedOn.Metrics
-			}
-		}
-		sec := claimsSection(ds, metrics, noise.model)
-		if len(left.units) > 0 && !opts.KeepFailedAudits {
-			left.describe(&sec)
-			for i, c := range sec.Claims {
-				// Measured on every unit, not on those that passed: what
-				// it reads failed the audit, and the reader is told why.
-				if all := res.Metrics[c.Claim.Metric]; all.Measured() && c.Verdict == claims.NotMeasured && len(ds.Missing) == 0 {
-					sec.Claims[i].Why = "every step it reads failed the noise audit: " + left.why()
-				}
-			}
-		}
-		sections, judged = append(sections, sec), sec.Claims
+	if j.claims != nil {
+		sections, judged = append(sections, *j.claims), j.claims.Claims
 	}
 	sections = append(sections, comparisonSection(ds, opts))
-	return append(sections, res.Sections...), judged
+	return append(sections, j.res.Sections...), judged
+}
+
+// judged is what the report's claims rest on: the noise model, the
+// study's analysis, and the claims judged (nil when the study has none)
+// with the metrics they were judged on, which the report and the
+// precision a run stops on (Measure) both read.
+type judged struct {
+	noise   noise
+	res     analysis.Result
+	claims  *analysis.Section
+	metrics map[string]claims.Metric
+}
+
+// judge judges a run as a report with opts does: the claims on the steps
+// that passed their noise audit unless opts keeps the others.
+func judge(ds *analysis.Dataset, opts Options) judged {
+	j := judged{noise: noiseModel(ds)}
+	if a, ok := analysis.Lookup(ds.Study.Name); ok {
+		var err error
+		if j.res, err = analyze(a, ds); err != nil {
+			// The rest of the report still stands.
+			j.res = analysis.Result{Sections: []analysis.Section{{Title: "Analysis", Text: []string{"Could not compute the study's analysis: " + err.Error()}}}}
+		}
+	}
+	if ds.Claims == nil {
+		return j
+	}
+	metrics, left := j.res.Metrics, failedAudits(ds)
+	if len(left.units) > 0 && !opts.KeepFailedAudits {
+		// The sections show every step, flagged; the verdicts only
+		// those that measured the system rather than the machine.
+		passed, _ := ds.PassedAudits()
+		if a, ok := analysis.Lookup(ds.Study.Name); ok {
+			judgedOn, err := analyze(a, passed)
+			if err != nil {
+				judgedOn = analysis.Result{}
+			}
+			metrics = judgedOn.Metrics
+		}
+	}
+	sec := claimsSection(ds, metrics, j.noise.model)
+	if len(left.units) > 0 && !opts.KeepFailedAudits {
+		left.describe(&sec)
+		for i, c := range sec.Claims {
+			// Measured on every unit, not on those that passed: what
+			// it reads failed the audit, and the reader is told why.
+			if all := j.res.Metrics[c.Claim.Metric]; all.Measured() && c.Verdict == claims.NotMeasured && len(ds.Missing) == 0 {
+				sec.Claims[i].Why = "every step it reads failed the noise audit: " + left.why()
+			}
+		}
+	}
+	j.claims, j.metrics = &sec, metrics
+	return j
 }
 
 // analyze runs a study's analysis on a run, unless the run's study lacks
@@ -130,6 +151,9 @@ func claimsSection(ds *analysis.Dataset, metrics map[string]claims.Metric, noise
 		"With two runs or more the interval is over the runs; with fewer than %d a verdict is provisional. With one run the interval comes from the A/A noise model (above), marked so, or, for a metric the model knows nothing like, there is none and the verdict is inconclusive. "+
 		"A claim about an extreme (X fastest everywhere) is every pairwise comparison it implies, each with a Bonferroni interval so that all hold together at 95%%: it holds when all lie on the claimed side, fails when any lies wholly on the other. Claims marked Ours are questions the paper did not ask.",
 		claims.ProvisionalBelow))
+	if ds.Prov.Stopped != "" {
+		sec.Text = append(sec.Text, stoppedText(ds.Prov.Stopped))
+	}
 	for _, c := range ds.Claims.Claims {
 		sec.Claims = append(sec.Claims, claims.Judge(c, metrics, noise))
 	}
@@ -378,6 +402,9 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 		{"resource accounting", p.ResourceMethod},
 		{"started", p.StartedAt.Format("2006-01-02 15:04:05 MST")},
 		{"ended", p.EndedAt.Format("2006-01-02 15:04:05 MST")},
+	}
+	if p.Stopped != "" {
+		rows = append(rows, []string{"repetitions", stoppedText(p.Stopped)})
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Toolchains)) {
 		rows = append(rows, []string{"toolchain " + k, p.Toolchains[k]})
