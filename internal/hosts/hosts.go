@@ -22,6 +22,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/msbench/msbench/internal/lease"
@@ -85,12 +87,18 @@ func New(ctx context.Context, names []string) (n *Network, err error) {
 		return nil, errors.New("emulated hosts need iproute2's ip command, which is not installed (apt-get install iproute2)")
 	}
 	pid := os.Getpid()
+	seq := networks.Add(1)
+	// A subnet is free until its bridge has an address in it: the
+	// networks of one process (an interleaved run's deployments) choose
+	// theirs one at a time.
+	claiming.Lock()
 	subnet, err := freeSubnet(ctx, pid)
 	if err != nil {
+		claiming.Unlock()
 		return nil, err
 	}
 	first := subnet.Addr().Next()
-	n = &Network{Bridge: "msb" + strconv.Itoa(pid), Subnet: subnet, Lab: first}
+	n = &Network{Bridge: BridgePrefix() + strconv.FormatInt(seq, 36), Subnet: subnet, Lab: first}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, n.Close())
@@ -98,16 +106,20 @@ func New(ctx context.Context, names []string) (n *Network, err error) {
 		}
 	}()
 	lease.Take(lease.NetDev, n.Bridge)
-	if err := ip(ctx, "", "link", "add", n.Bridge, "type", "bridge"); err != nil {
+	err = ip(ctx, "", "link", "add", n.Bridge, "type", "bridge")
+	if err != nil {
+		claiming.Unlock()
 		return n, refusal(err)
 	}
-	if err := joinSide(ctx, "", n.Bridge, first, subnet); err != nil {
+	err = joinSide(ctx, "", n.Bridge, first, subnet)
+	claiming.Unlock()
+	if err != nil {
 		return n, err
 	}
 	addr := first
 	for i, name := range names {
 		addr = addr.Next()
-		h := &Host{Name: name, NetNS: fmt.Sprintf("msbench-%d-%s", pid, name), Addr: addr}
+		h := &Host{Name: name, NetNS: fmt.Sprintf("msbench-%d-%d-%s", pid, seq, name), Addr: addr}
 		lease.Take(lease.NetNS, h.NetNS)
 		n.Hosts = append(n.Hosts, h)
 		if err := ip(ctx, "", "netns", "add", h.NetNS); err != nil {
@@ -115,7 +127,7 @@ func New(ctx context.Context, names []string) (n *Network, err error) {
 		}
 		// The host's end is created in its namespace under a fixed name,
 		// so no name of msbench's namespace is taken by it.
-		veth := fmt.Sprintf("%sv%d", n.Bridge, i)
+		veth := n.Bridge + "v" + strconv.FormatInt(int64(i), 36)
 		lease.Take(lease.NetDev, veth)
 		h.veth = veth
 		if err := ip(ctx, "", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", h.NetNS); err != nil {
@@ -189,6 +201,19 @@ func run(ctx context.Context, args ...string) error {
 func refusal(err error) error {
 	return fmt.Errorf("emulated hosts need network namespaces and a bridge, which this machine refused (run msbench as root, or with CAP_SYS_ADMIN and CAP_NET_ADMIN, outside a container that forbids them): %w", err)
 }
+
+var (
+	// networks numbers the networks of this process, which may hold
+	// several at once.
+	networks atomic.Int64
+	claiming sync.Mutex
+)
+
+// BridgePrefix begins the name of every bridge and cable this process
+// makes: "msb", its pid in base 36, "n", then the network's number and,
+// for a cable, "v" and the host's; at most 15 characters, Linux's limit,
+// for any pid and up to 1,295 networks of 250 hosts.
+func BridgePrefix() string { return "msb" + strconv.FormatInt(int64(os.Getpid()), 36) + "n" }
 
 // freeSubnet picks a /24 of 127.201.0.0/16 that no interface of msbench's
 // namespace has an address in, starting from one derived from pid so that

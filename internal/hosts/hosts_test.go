@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -206,10 +208,61 @@ func assertGone(t *testing.T, n *Network) {
 	if left, _ := filepath.Glob(filepath.Join("/sys/class/net", n.Bridge+"*")); len(left) > 0 {
 		t.Errorf("interfaces left: %v", left)
 	}
+	// Only this network's: others of the process may still be up.
 	held, _ := lease.Held(os.Getpid())
 	for _, it := range held {
-		if it.Kind == lease.NetNS || it.Kind == lease.NetDev {
+		ours := it.Kind == lease.NetDev && strings.HasPrefix(it.Value, n.Bridge)
+		for _, h := range n.Hosts {
+			ours = ours || it.Kind == lease.NetNS && it.Value == h.NetNS
+		}
+		if ours {
 			t.Errorf("still leased: %v", it)
+		}
+	}
+}
+
+// One process may hold several networks at once (an interleaved run
+// deploys every variant of a repetition, each with the study's hosts):
+// made together, with the same host names, each has its own bridge,
+// namespaces and subnet, and each goes on Close alone.
+func TestNetworksOfOneProcessAtOnce(t *testing.T) {
+	skipWithoutNamespaces(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const many = 3
+	nets := make([]*Network, many)
+	errs := make([]error, many)
+	var wg sync.WaitGroup
+	for i := range nets {
+		wg.Go(func() { nets[i], errs[i] = New(ctx, []string{"edge", "backend"}) })
+	}
+	wg.Wait()
+	for i, n := range nets {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		defer n.Close()
+	}
+	bridges, subnets, spaces := map[string]bool{}, map[netip.Prefix]bool{}, map[string]bool{}
+	for _, n := range nets {
+		if len(n.Bridge) > 15 || !strings.HasPrefix(n.Bridge, BridgePrefix()) {
+			t.Errorf("bridge %q: want at most 15 characters, after %s", n.Bridge, BridgePrefix())
+		}
+		bridges[n.Bridge], subnets[n.Subnet] = true, true
+		for _, h := range n.Hosts {
+			spaces[h.NetNS] = true
+		}
+	}
+	if len(bridges) != many || len(subnets) != many || len(spaces) != 2*many {
+		t.Fatalf("bridges %v, subnets %v, namespaces %v: want each network's own", bridges, subnets, spaces)
+	}
+	if err := nets[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, nets[0])
+	for _, h := range nets[1].Hosts {
+		if _, err := os.Stat(h.Path()); err != nil {
+			t.Errorf("closing another network took %s: %v", h.NetNS, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msbench/msbench/internal/hosts"
 	"github.com/msbench/msbench/internal/report"
 	"github.com/msbench/msbench/internal/results"
 )
@@ -85,7 +86,7 @@ func TestHosts(t *testing.T) {
 	if left, _ := filepath.Glob("/run/netns/msbench-" + strconv.Itoa(os.Getpid()) + "-*"); len(left) > 0 {
 		t.Errorf("namespaces left: %v", left)
 	}
-	if left, _ := filepath.Glob("/sys/class/net/msb" + strconv.Itoa(os.Getpid()) + "*"); len(left) > 0 {
+	if left, _ := filepath.Glob("/sys/class/net/" + hosts.BridgePrefix() + "*"); len(left) > 0 {
 		t.Errorf("interfaces left: %v", left)
 	}
 	if left := svcProcesses(t); len(left) > 0 {
