@@ -238,10 +238,11 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 // measured part of round.
 func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) error {
 	spec := m.spec()
-	if _, err := m.load(ctx, sliceWarmup(spec, w), fmt.Sprintf("slice %d warm-up", round), nil); err != nil {
+	slices := sliceLoad(spec, w)
+	if _, err := m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil); err != nil {
 		return err
 	}
-	return m.piece(ctx, sliceLoad(spec, w)[round-1], int32(round), others)
+	return m.piece(ctx, slices[round-1], int32(round), others)
 }
 
 // seed is the run's seed of orders; a run that predates seeds has 0.
@@ -299,11 +300,17 @@ func share(total time.Duration, n, k int) time.Duration {
 	return part
 }
 
-// sliceWarmup is the load a slice sends before its measured part: the
-// step's load for w.Warmup, counted nowhere, so that connections are
-// open, and caches and JITs awake again after the variant's wait.
-func sliceWarmup(spec loadspec.Spec, w study.Interleaving) loadspec.Spec {
+// sliceWarmup is the load a slice sends before its measured part,
+// counted nowhere, so that connections are open, and caches and JITs
+// awake again after the variant's wait: the step's load for w.Warmup, or
+// until it has sent its share of the step's own warm-up count, whichever
+// comes first. The count keeps a slice of heavy requests from queueing a
+// burst as large as its users behind the warm-up's end.
+func sliceWarmup(spec loadspec.Spec, w study.Interleaving, warmup study.Warmup, rounds int) loadspec.Spec {
 	spec.Duration, spec.Requests, spec.Iterations, spec.Stages = w.Warmup, 0, 0, nil
+	if warmup.Requests > 0 {
+		spec.Requests = max(1, warmup.Requests/int64(rounds))
+	}
 	return spec
 }
 

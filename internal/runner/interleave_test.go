@@ -59,9 +59,14 @@ func TestSliceLoad(t *testing.T) {
 			}
 		})
 	}
-	warm := sliceWarmup(loadspec.Spec{Open: true, Rate: 200, Requests: 6000}, w)
+	warm := sliceWarmup(loadspec.Spec{Open: true, Rate: 200, Requests: 6000}, w, study.Warmup{}, 6)
 	if warm.Duration != w.Warmup || warm.Requests != 0 || warm.Rate != 200 {
 		t.Errorf("warm-up %+v", warm)
+	}
+	// A step warmed by a count shares it out: at most its part per slice.
+	warm = sliceWarmup(loadspec.Spec{Users: 150, Requests: 1000}, w, study.Warmup{Requests: 50}, 5)
+	if warm.Duration != w.Warmup || warm.Requests != 10 || warm.Users != 150 {
+		t.Errorf("warm-up %+v, want 500ms or 10 requests", warm)
 	}
 }
 
