@@ -149,7 +149,7 @@ func widthText(w float64) string {
 	return fmt.Sprintf("%.1f%%", 100*w)
 }
 
-// stoppedText says why a run stopped adding repetitions.
-func stoppedText(why string) string {
-	return "The run added repetitions until every interval its verdicts read was narrow enough (msbench run --target-width), and stopped: " + why + "."
+// stoppedText says when and why a run stopped adding repetitions.
+func stoppedText(ds *analysis.Dataset) string {
+	return fmt.Sprintf("The run went on adding repetitions while an interval its verdicts read was wider than asked (msbench run --target-width); it stopped after %d: %s.", ds.Study.Repetitions, ds.Prov.Stopped)
 }

@@ -160,7 +160,7 @@ func TestReportSaysWhyTheRunStopped(t *testing.T) {
 	ds.Claims = &claims.File{}
 	for _, sec := range []analysis.Section{provenanceSection(ds), claimsSection(ds, nil, nil)} {
 		md := string(renderMarkdown(ds, []analysis.Section{sec}))
-		if !strings.Contains(md, "added repetitions until every interval its verdicts read was narrow enough") || !strings.Contains(md, why) {
+		if !strings.Contains(md, "went on adding repetitions while an interval its verdicts read was wider than asked") || !strings.Contains(md, "stopped after 7: "+why) {
 			t.Errorf("section %s does not say why the run stopped:\n%s", sec.Title, md)
 		}
 	}

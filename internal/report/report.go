@@ -152,7 +152,7 @@ func claimsSection(ds *analysis.Dataset, metrics map[string]claims.Metric, noise
 		"A claim about an extreme (X fastest everywhere) is every pairwise comparison it implies, each with a Bonferroni interval so that all hold together at 95%%: it holds when all lie on the claimed side, fails when any lies wholly on the other. Claims marked Ours are questions the paper did not ask.",
 		claims.ProvisionalBelow))
 	if ds.Prov.Stopped != "" {
-		sec.Text = append(sec.Text, stoppedText(ds.Prov.Stopped))
+		sec.Text = append(sec.Text, stoppedText(ds))
 	}
 	for _, c := range ds.Claims.Claims {
 		sec.Claims = append(sec.Claims, claims.Judge(c, metrics, noise))
@@ -404,7 +404,7 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 		{"ended", p.EndedAt.Format("2006-01-02 15:04:05 MST")},
 	}
 	if p.Stopped != "" {
-		rows = append(rows, []string{"repetitions", stoppedText(p.Stopped)})
+		rows = append(rows, []string{"repetitions", stoppedText(ds)})
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Toolchains)) {
 		rows = append(rows, []string{"toolchain " + k, p.Toolchains[k]})
