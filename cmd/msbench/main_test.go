@@ -54,6 +54,15 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"run without study", []string{"run"}, "one study name or file"},
 		{"unknown study", []string{"run", "nosuchstudy", "--root", "../.."}, "no study \"nosuchstudy\""},
 		{"no repetitions", []string{"run", "cache", "--root", "../..", "--repetitions", "0"}, "--repetitions must be at least 1"},
+		{"zero width", []string{"run", "cache", "--root", "../..", "--target-width", "0%"}, "--target-width must be above 0%"},
+		{"negative width", []string{"run", "cache", "--root", "../..", "--target-width", "-5%"}, "--target-width \"-5%\": must lie between 0 and 1"},
+		{"unparsable width", []string{"run", "cache", "--root", "../..", "--target-width", "narrow"}, "--target-width \"narrow\": want a share"},
+		{"short budget", []string{"run", "cache", "--root", "../..", "--target-width", "10%", "--budget", "30s"}, "--budget must be at least 1m0s"},
+		{"unparsable budget", []string{"run", "cache", "--root", "../..", "--target-width", "10%", "--budget", "soon"}, "invalid argument"},
+		{"budget without width", []string{"run", "cache", "--root", "../..", "--budget", "30m"}, "--budget bounds the repetitions --target-width adds"},
+		{"most without width", []string{"run", "cache", "--root", "../..", "--max-repetitions", "9"}, "--max-repetitions bounds the repetitions --target-width adds"},
+		{"most below the least", []string{"run", "cache", "--root", "../..", "--target-width", "10%", "--max-repetitions", "4"}, "--max-repetitions 4 is below the 5 repetitions"},
+		{"most below the count asked", []string{"run", "cache", "--root", "../..", "--target-width", "10%", "--repetitions", "8", "--max-repetitions", "6"}, "--max-repetitions 6 is below the 8 repetitions"},
 		{"report of a non-run", []string{"report", "."}, "not an msbench results directory"},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,11 @@ type runFlags struct {
 	// unplaced runs with placement: none, whatever the study says, and
 	// sequential without interleaving, to measure what each changes.
 	unplaced, sequential bool
+	// targetWidth adds repetitions until every interval the verdicts
+	// read is this narrow (e.g. 10%), within budget and maxRepetitions.
+	targetWidth    string
+	budget         time.Duration
+	maxRepetitions int
 }
 
 func newRunCmd() *cobra.Command {
@@ -48,6 +54,13 @@ independent deployments (the study's aa: field; the second is KEY@aa), so
 that the report can say how far identical systems come apart on this
 machine.
 
+--target-width 10% goes on adding repetitions, after at least 5, until
+every interval the verdicts read (each claim's, or for a study without
+claims each cell of its comparison with the baseline) is at most 10%
+wide, or another repetition would overrun --budget (from this command's
+start, estimated from the repetitions it measured), or --max-repetitions
+is reached; provenance.json and the report say why it stopped.
+
 Results go to results/<study>-<profile>-<time>/ step by step, so an
 interrupted run keeps what finished; --resume DIR continues it in the
 orders it began with.`,
@@ -56,6 +69,7 @@ orders it began with.`,
   msbench run faas-gateway --profile quick --seed 42
   msbench run faas-gateway --profile quick --no-placement
   msbench run ipc --profile quick --repetitions 3
+  msbench run faas-gateway --profile quick --target-width 10% --budget 30m
   msbench run faas-gateway --profile paper --resume results/faas-gateway-paper-20261122-101500`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -79,11 +93,15 @@ orders it began with.`,
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the variants' order in every repetition (default: drawn at random; a resumed run keeps its own)")
 	fl.IntVar(&f.repetitions, "repetitions", 0, "repetitions of every variant, instead of the profile's (a resumed run may be given more, to extend it)")
 	fl.BoolVar(&f.unplaced, "no-placement", false, "place nothing on cores, whatever the study's placement: says (to compare a run against a placed one)")
+	fl.StringVar(&f.targetWidth, "target-width", "", "add repetitions, after at least 5, until every interval a claim (or, without claims, the comparison) reads is this narrow, e.g. 10%")
+	fl.DurationVar(&f.budget, "budget", 0, "with --target-width: add no repetition that would end the run past this long after the command began, e.g. 30m")
+	fl.IntVar(&f.maxRepetitions, "max-repetitions", 30, "with --target-width: the most repetitions the run makes")
 	fl.BoolVar(&f.sequential, "sequential", false, "measure every step variant after variant, each deployed alone, instead of interleaving the variants' slices (to compare the two designs)")
 	return cmd
 }
 
 func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
+	start := time.Now()
 	root, err := checkout.Root(f.root)
 	if err != nil {
 		return usageError{err}
@@ -111,6 +129,19 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 		}
 		s.Repetitions = f.repetitions
 	}
+	var before float64
+	if f.resume != "" {
+		// A run that added repetitions (--target-width) goes on from the
+		// count it reached, not the study file's.
+		var reached int
+		if reached, before = resumedFrom(f.resume); !cmd.Flags().Changed("repetitions") {
+			s.Repetitions = max(s.Repetitions, reached)
+		}
+	}
+	rule, err := stopOnWidth(cmd.Flags(), f, s, start, before)
+	if err != nil {
+		return err
+	}
 	if f.unplaced {
 		s.Placement = &study.Placement{None: true}
 	}
@@ -137,6 +168,9 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 		Seed:        seed,
 	}
 	opts.TTY = isTerminal(opts.Log)
+	if rule != nil {
+		opts.Enough, opts.MaxRepetitions = rule.enough, f.maxRepetitions
+	}
 	dir, runErr := runner.Run(cmd.Context(), s, opts)
 	if errors.Is(runErr, runner.ErrSeedConflict) {
 		return usageError{runErr}
