@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
@@ -21,6 +22,9 @@ import (
 // the claim's smallest non-zero edge: a share of lost requests near 0
 // judged against "below 0.001" is narrow when its interval is small
 // beside 0.001, which a width over the estimate alone would never be.
+// A claim that has no interval although its metric was measured (every
+// step it reads failed its audit, one run without an A/A model) is never
+// narrow enough.
 type Precision struct {
 	Target    float64
 	Intervals int // how many the verdicts read
@@ -31,6 +35,10 @@ type Precision struct {
 	// comparison) and, without an interval, says why.
 	Widest float64
 	What   string
+	// Unmeasured are the claims whose metric this run's steps measure
+	// nowhere (a profile that skips them): no repetition of the same
+	// steps would give them an interval, so they are left out.
+	Unmeasured []string
 }
 
 // Narrow reports whether every interval is within the target.
@@ -39,13 +47,19 @@ func (p Precision) Narrow() bool { return p.Wider == 0 }
 // String says the precision in words, for the log and the reason a run
 // stopped.
 func (p Precision) String() string {
-	if p.Intervals == 0 {
-		return "no claim or comparison reads an interval"
+	var s string
+	switch {
+	case p.Intervals == 0:
+		s = "no claim or comparison reads an interval"
+	case p.Narrow():
+		s = fmt.Sprintf("every one of the %d intervals the verdicts read is within %s (the widest %s, %s)", p.Intervals, widthText(p.Target), widthText(p.Widest), p.What)
+	default:
+		s = fmt.Sprintf("%d of the %d intervals the verdicts read are wider than %s (the widest %s, %s)", p.Wider, p.Intervals, widthText(p.Target), widthText(p.Widest), p.What)
 	}
-	if p.Narrow() {
-		return fmt.Sprintf("every one of the %d intervals the verdicts read is within %s (the widest %s, %s)", p.Intervals, widthText(p.Target), widthText(p.Widest), p.What)
+	if len(p.Unmeasured) > 0 {
+		s += fmt.Sprintf("; left out, as this run's steps do not measure them: %s", strings.Join(p.Unmeasured, ", "))
 	}
-	return fmt.Sprintf("%d of the %d intervals the verdicts read are wider than %s (the widest %s, %s)", p.Wider, p.Intervals, widthText(p.Target), widthText(p.Widest), p.What)
+	return s
 }
 
 // Measure is the precision of the run in ds against target, a relative
@@ -73,6 +87,8 @@ func Measure(ds *analysis.Dataset, target float64, opts Options) Precision {
 		for _, r := range j.claims.Claims {
 			m, what := j.metrics[r.Claim.Metric], "claim "+r.Claim.ID
 			switch {
+			case !j.res.Metrics[r.Claim.Metric].Measured():
+				p.Unmeasured = append(p.Unmeasured, r.Claim.ID)
 			case !m.Measured():
 				add(what, claims.Estimate{}, false, nil, r.Why)
 			case len(r.Parts) > 0:

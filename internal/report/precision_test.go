@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -74,30 +75,37 @@ func TestPrecisionOfTheComparison(t *testing.T) {
 	}
 }
 
-// fixedMetrics is an analysis that measured the metrics given, whatever
-// the run.
-type fixedMetrics map[string]claims.Metric
+// measuredMetrics is an analysis that measured the metrics given, whatever
+// the run, and "audited", one value per unit of the run: none when every
+// unit failed its audit and the claims are judged on those that passed.
+type measuredMetrics map[string]claims.Metric
 
-func (f fixedMetrics) Needs() study.Needs {
-	var n study.Needs
+func (f measuredMetrics) Needs() study.Needs {
+	n := study.Needs{Metrics: []string{"audited"}}
 	for id := range f {
 		n.Metrics = append(n.Metrics, id)
 	}
 	return n
 }
 
-func (f fixedMetrics) Analyze(*analysis.Dataset) (analysis.Result, error) {
-	return analysis.Result{Metrics: f}, nil
+func (f measuredMetrics) Analyze(ds *analysis.Dataset) (analysis.Result, error) {
+	m := maps.Clone(map[string]claims.Metric(f))
+	var audited claims.Metric
+	for _, u := range ds.Units("a", "s") {
+		audited.PerRun = append(audited.PerRun, float64(u.Rep))
+	}
+	m["audited"] = audited
+	return analysis.Result{Metrics: m}, nil
 }
 
 // A study with claims is as precise as its claims' intervals: a ratio's
 // width is hi/lo − 1, another value's (hi − lo) over the larger of its
-// estimate and the claim's smallest edge, and a claim without an interval
-// is never narrow enough.
+// estimate and the claim's smallest edge; a claim without an interval is
+// never narrow enough, and one the run's steps do not measure is left out.
 func TestPrecisionOfTheClaims(t *testing.T) {
 	ptr := func(x float64) *float64 { return &x }
 	t95 := t2(0.95)
-	metrics := fixedMetrics{
+	metrics := measuredMetrics{
 		"steady":  {PerRun: []float64{1.3, 1.3}, Ratio: true},
 		"ratio":   {PerRun: []float64{1.3, 1.31}, Ratio: true},
 		"near":    {PerRun: []float64{8, 8.01}},
@@ -109,40 +117,44 @@ func TestPrecisionOfTheClaims(t *testing.T) {
 	claim := func(id, metric string, e claims.Expect) claims.Claim {
 		return claims.Claim{ID: id, Text: id, Metric: metric, Expect: e}
 	}
+	above1 := claims.Expect{Above: ptr(1)}
 	ratioWidth := t95 * math.Log(1.31/1.3)
 	for _, c := range []struct {
-		name   string
-		claims []claims.Claim
-		target float64
-		wider  int
-		widest float64
-		what   string
+		name      string
+		claims    []claims.Claim
+		intervals int
+		wider     int
+		widest    float64
+		what      string // in the widest's name
+		says      string // in the precision in words
 	}{
-		{"a steady ratio", []claims.Claim{claim("s", "steady", claims.Expect{Above: ptr(1)})}, 0.1, 0, 0, "claim s"},
-		{"a ratio over two runs", []claims.Claim{claim("r", "ratio", claims.Expect{Above: ptr(1)})}, 0.1, 1, math.Exp(ratioWidth) - 1, "claim r"},
+		{"a steady ratio", []claims.Claim{claim("s", "steady", above1)}, 1, 0, 0, "claim s", "every one of the 1 intervals"},
+		{"a ratio over two runs", []claims.Claim{claim("r", "ratio", above1)}, 1, 1, math.Exp(ratioWidth) - 1, "claim r", "1 of the 1 intervals the verdicts read are wider than 10.0%"},
 		// (hi − lo) = t·|x1 − x2| over the estimate, 8.005, larger than the edge 4.
-		{"a value over its estimate", []claims.Claim{claim("n", "near", claims.Expect{Within: []float64{4, 16}})}, 0.1, 0, t95 * 0.01 / 8.005, "claim n"},
+		{"a value over its estimate", []claims.Claim{claim("n", "near", claims.Expect{Within: []float64{4, 16}})}, 1, 0, t95 * 0.01 / 8.005, "claim n", ""},
 		// Over the edge 1, larger than the estimate 0.15.
-		{"a value over the claim's edge", []claims.Claim{claim("d", "spread", claims.Expect{Within: []float64{-1, 1}})}, 0.1, 1, t95 * 0.1 / 1, "claim d"},
-		{"zero every time", []claims.Claim{claim("z", "zero", claims.Expect{Below: ptr(0.001)})}, 0.1, 0, 0, "claim z"},
-		{"one run, no noise model", []claims.Claim{claim("o", "one-run", claims.Expect{Above: ptr(1)})}, 0.1, 1, math.Inf(1), "claim o: no interval, one run and no A/A noise model"},
-		{"not measured", []claims.Claim{claim("m", "absent", claims.Expect{Above: ptr(1)})}, 0.1, 1, math.Inf(1), "claim m: no interval, this run measured no absent"},
+		{"a value over the claim's edge", []claims.Claim{claim("d", "spread", claims.Expect{Within: []float64{-1, 1}})}, 1, 1, t95 * 0.1 / 1, "claim d", ""},
+		{"zero every time", []claims.Claim{claim("z", "zero", claims.Expect{Below: ptr(0.001)})}, 1, 0, 0, "claim z", ""},
+		{"one run, no noise model", []claims.Claim{claim("o", "one-run", above1)}, 1, 1, math.Inf(1), "claim o: no interval, one run and no A/A noise model", "the widest unbounded"},
+		{"every step it reads failed its audit", []claims.Claim{claim("f", "audited", above1)}, 1, 1, math.Inf(1), "claim f: no interval, every step it reads failed the noise audit", ""},
+		{"not measured by the run's steps", []claims.Claim{claim("m", "absent", above1), claim("s", "steady", above1)}, 1, 0, 0, "claim s", "left out, as this run's steps do not measure them: m"},
 		// Each part at 1 − 0.05/2, as the verdict reads it.
-		{"every part of a conjunction", []claims.Claim{claim("p", "parts", claims.Expect{Below: ptr(1)})}, 0.1, 1, math.Exp(t2(1-0.05/2)*math.Log(0.51/0.5)) - 1, "claim p, x/z"},
-		{"the widest of several", []claims.Claim{claim("s", "steady", claims.Expect{Above: ptr(1)}), claim("r", "ratio", claims.Expect{Above: ptr(1)}), claim("n", "near", claims.Expect{Within: []float64{4, 16}})}, 0.1, 1, math.Exp(ratioWidth) - 1, "claim r"},
+		{"every part of a conjunction", []claims.Claim{claim("p", "parts", claims.Expect{Below: ptr(1)})}, 2, 1, math.Exp(t2(1-0.05/2)*math.Log(0.51/0.5)) - 1, "claim p, x/z", ""},
+		{"the widest of several", []claims.Claim{claim("s", "steady", above1), claim("r", "ratio", above1), claim("n", "near", claims.Expect{Within: []float64{4, 16}})}, 3, 1, math.Exp(ratioWidth) - 1, "claim r", "1 of the 3 intervals"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := "precision-claims-" + strings.ReplaceAll(c.name, " ", "-")
 			analysis.Register(name, metrics)
-			ds := analysis.NewDataset(&study.Study{Name: name, Repetitions: 2}, nil)
-			ds.Claims = &claims.File{Claims: c.claims}
-			p := Measure(ds, c.target, Options{})
-			intervals := len(c.claims)
-			for _, cl := range c.claims {
-				intervals += max(len(metrics[cl.Metric].All)-1, 0) // every part is one
+			st := &study.Study{Name: name, Repetitions: 2, Variants: []study.Axis{{Name: "v", Values: []string{"a"}}}, Load: study.Plan{Steps: []*study.Step{{Name: "s"}}}}
+			var units []*analysis.Unit
+			for rep := 1; rep <= 2; rep++ {
+				units = append(units, &analysis.Unit{Rep: rep, Variant: st.Runs()[0], Step: "s", Audit: &results.Audit{Reasons: []string{"the hypervisor stole 30% of the CPU time"}}})
 			}
-			if p.Intervals != intervals || p.Wider != c.wider || p.Narrow() != (c.wider == 0) || !strings.Contains(p.What, c.what) {
-				t.Errorf("%+v (%s): want %d intervals, %d wider, the widest naming %q", p, p, intervals, c.wider, c.what)
+			ds := analysis.NewDataset(st, units)
+			ds.Claims = &claims.File{Claims: c.claims}
+			p := Measure(ds, 0.1, Options{})
+			if p.Intervals != c.intervals || p.Wider != c.wider || p.Narrow() != (c.wider == 0) || !strings.Contains(p.What, c.what) || !strings.Contains(p.String(), c.says) {
+				t.Errorf("%+v (%s): want %d intervals, %d wider, the widest naming %q, saying %q", p, p, c.intervals, c.wider, c.what, c.says)
 			}
 			if math.Abs(p.Widest-c.widest) > 1e-9 && !(math.IsInf(c.widest, 1) && math.IsInf(p.Widest, 1)) {
 				t.Errorf("widest %g, want %g", p.Widest, c.widest)
