@@ -120,7 +120,7 @@ type stores struct {
 }
 
 // openStores connects to a deployment's FerretDB and MariaDB.
-func openStores(ctx context.Context, t testing.TB, mongoURL, mariaDSN string) *stores {
+func openStores(ctx context.Context, t *testing.T, mongoURL, mariaDSN string) *stores {
 	t.Helper()
 	mc, err := mongo.Connect(ctx, options.Client().ApplyURI(mongoURL))
 	if err != nil {

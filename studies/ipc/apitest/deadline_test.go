@@ -476,7 +476,7 @@ func checkBacklog(t *testing.T, d *deployment) {
 		}
 	}
 	if bad > 0 {
-		t.Errorf("%d of %d flood pages were not 504 after the call timeout", bad, floodPages)
+		t.Errorf("%d of %d flood pages were not 504 after the call timeout; the gateway's log:\n%s", bad, floodPages, g.log())
 	}
 
 	// Pages from right after the resume: one answered 200 well within the
@@ -530,7 +530,7 @@ func checkBacklog(t *testing.T, d *deployment) {
 		}
 		counts[name] = watches[name].waitDrops(t, want)
 		if got := counts[name].total(); got < want {
-			t.Errorf("%s %s reports %d calls dropped or abandoned at their deadline, want at least %d of the %d", d.style, name, got, want, floodPages)
+			t.Errorf("%s %s reports %d calls dropped or abandoned at their deadline, want at least %d of the %d; its log:\n%s", d.style, name, got, want, floodPages, d.services[name].log())
 		}
 	}
 	t.Logf("%s: dropped, abandoned by service: %v", d.name, counts)

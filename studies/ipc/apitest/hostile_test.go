@@ -110,11 +110,11 @@ func checkHostileAll(t *testing.T, d *deployment) {
 // the gateway reads later are served. Node's server alone started all
 // 2,000 pages at once, 10,000 calls, over the gateway's memory cap.
 //
-// d's gateway has the programs' own header and request timeouts (10 s,
-// 30 s): while the first pages wait, the gateway reads no more of the
-// connection (Node holds back while the 503s queue up), and a request it
-// has read in part would otherwise be cut by the 1 s header timeout of
-// the other checks.
+// d's gateway has long header and request timeouts (floodHeadersTimeout):
+// while the first pages wait, the gateway reads no more of the connection
+// (Node holds back while the 503s queue up), and a request it has read in
+// part would otherwise be cut by the 1 s header timeout of the other
+// checks.
 func checkPipelined(t *testing.T, d *deployment) {
 	const pipelined = 2000
 	g := d.gateway
