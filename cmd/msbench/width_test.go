@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,4 +93,41 @@ func TestResumedFrom(t *testing.T) {
 	if reps, measured := resumedFrom(t.TempDir()); reps != 0 || measured != 0 {
 		t.Errorf("a directory that is no run: %d, %g", reps, measured)
 	}
+}
+
+// End to end: a target no run reaches adds repetitions up to the most
+// asked, records why it stopped, and says so in the report; resumed with
+// a higher most, the run goes on from the count it reached.
+func TestRunUntilTheMostRepetitions(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "../../internal/runner/testdata/aa.yaml", "--root", "../..", "--results", out, "--target-width", "0.0001%"}
+	if code := run(context.Background(), append(args, "--max-repetitions", "6"), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "aa-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	check := func(reps int) {
+		t.Helper()
+		r, err := results.Open(dirs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.ReadStudy()
+		prov, _ := r.ReadProvenance()
+		md, _ := os.ReadFile(filepath.Join(dirs[0], "report.md"))
+		stopped := fmt.Sprintf("stopped at the most repetitions asked, %d", reps)
+		if err != nil || s.Repetitions != reps || len(r.State().Done) != 3*reps || !strings.Contains(prov.Stopped, "wider than 0.0%") || !strings.Contains(prov.Stopped, stopped) ||
+			!strings.Contains(string(md), fmt.Sprintf("it stopped after %d: ", reps)) {
+			t.Errorf("%d repetitions (%v), %d units done, stopped %q; want %d, %q, and the report saying so\n%s", s.Repetitions, err, len(r.State().Done), prov.Stopped, reps, stopped, stderr.String())
+		}
+	}
+	check(6)
+	stderr.Reset()
+	if code := run(context.Background(), append(args, "--max-repetitions", "7", "--resume", dirs[0]), &stdout, &stderr); code != 0 {
+		t.Fatalf("resume: exit %d:\n%s", code, stderr.String())
+	}
+	check(7)
 }
