@@ -1,6 +1,9 @@
 package report
 
 import (
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +49,37 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", c.step.Name, got, w)
 			}
 		}
+	}
+}
+
+// The noise of interleaved slices is split between deployments and
+// within one as it was drawn: a step whose repetitions differ far more
+// than their slices shows nearly all of it between.
+func TestSliceSpreadSplitsTheNoise(t *testing.T) {
+	s := &study.Study{Name: "d", Variants: []study.Axis{{Name: "v", Values: []string{"a", "b"}}}}
+	s.Load.Steps = []*study.Step{{Name: "sliced", Interleaved: true}, {Name: "whole"}}
+	r := rand.New(rand.NewPCG(1, 2))
+	var units []*analysis.Unit
+	for _, v := range s.Matrix() {
+		for rep := 1; rep <= 6; rep++ {
+			luck := 0.10 * r.NormFloat64()
+			sl := &results.Slices{Rounds: 5}
+			for k := range 5 {
+				sl.Slices = append(sl.Slices, results.Slice{Number: k + 1, P50Ms: 2 * math.Exp(luck+0.01*r.NormFloat64())})
+			}
+			units = append(units,
+				&analysis.Unit{Rep: rep, Variant: v, Step: "sliced", Slices: sl},
+				&analysis.Unit{Rep: rep, Variant: v, Step: "whole"})
+		}
+	}
+	tab, ok := sliceSpread(analysis.NewDataset(s, units))
+	if !ok || len(tab.Rows) != 1 || tab.Rows[0][0] != "sliced" || tab.Rows[0][1] != "2" || tab.Rows[0][2] != "6" || tab.Rows[0][3] != "5.0" {
+		t.Fatalf("table %v", tab.Rows)
+	}
+	if share, err := strconv.ParseFloat(strings.TrimSuffix(tab.Rows[0][6], "%"), 64); err != nil || share < 90 {
+		t.Errorf("share between %s, want over 90%% (σ 10%% between, 1%% within)", tab.Rows[0][6])
+	}
+	if _, ok := sliceSpread(analysis.NewDataset(s, units[:2])); ok {
+		t.Error("one repetition split the noise")
 	}
 }

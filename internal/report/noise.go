@@ -53,6 +53,9 @@ func noiseModel(ds *analysis.Dataset) noise {
 	aa, ok := ds.AAPairs()
 	if !ok {
 		sec.Text = append(sec.Text, "This run has no A/A pair (the study says aa: none), so this machine's run-to-run noise is not known here: a claim measured in one run gets no interval and no decisive verdict.")
+		if t, ok := sliceSpread(ds); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
 		return noise{section: sec}
 	}
 	perStep := analysis.Table{
@@ -126,6 +129,9 @@ func noiseModel(ds *analysis.Dataset) noise {
 			fmt.Sprintf("%s (%s–%s)", analysis.Pct(s.Sigma), analysis.Pct(s.Lo), analysis.Pct(s.Hi)), ratioCell(perRep), contains})
 	}
 	sec.Tables = append(sec.Tables, pooled, perStep)
+	if t, ok := sliceSpread(ds); ok {
+		sec.Tables = append(sec.Tables, t)
+	}
 	if aa.Failed > 0 {
 		sec.Text = append(sec.Text, fmt.Sprintf("A/A pairs left out because a side failed its noise audit: %d (the verdicts do not read such units either).", aa.Failed))
 	}
