@@ -29,7 +29,8 @@ const (
 	deadlineHeader = "x-deadline"
 	// deadlineDefault is the services' DEADLINE_DEFAULT_MS, the budget of
 	// a call without a usable deadline; deadlineMax their DEADLINE_MAX_MS
-	// (set by options), the most time a call gets however far its deadline.
+	// (set by variantOf), the most time a call gets however far its
+	// deadline.
 	deadlineDefault = 3 * time.Second
 	deadlineMax     = 4 * time.Second
 	// floodPages is how many pages a backlog check asks for at once, all
