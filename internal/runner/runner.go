@@ -305,7 +305,6 @@ func keys(vs []study.Variant) []string {
 // time spreads over all variants alike. The A/A twin runs like any other
 // variant.
 func (r *runner) measureAll(ctx context.Context) error {
-	total := r.study.Repetitions * len(r.study.Runs())
 	n := 0
 	var failed []string
 	for rep := 1; ; rep++ {
@@ -313,8 +312,7 @@ func (r *runner) measureAll(ctx context.Context) error {
 			more, err := r.more(rep - 1)
 			if err != nil || !more {
 				if len(failed) > 0 {
-					total := r.study.Repetitions * len(r.study.Runs())
-					return errors.Join(err, fmt.Errorf("%d of %d variant runs failed: %v (see state.json and logs/)", len(failed), total, failed))
+					return errors.Join(err, fmt.Errorf("%d of %d variant runs failed: %v (see state.json and logs/)", len(failed), r.total(), failed))
 				}
 				return err
 			}
@@ -335,10 +333,10 @@ func (r *runner) measureAll(ctx context.Context) error {
 				return ErrInterrupted
 			}
 			if r.variantDone(rep, v) {
-				r.logf("[%d/%d] rep %d %s: already measured", n, total, rep, v.Key())
+				r.logf("[%d/%d] rep %d %s: already measured", n, r.total(), rep, v.Key())
 				continue
 			}
-			r.logf("[%d/%d] rep %d · %s · elapsed %s", n, total, rep, describe(v), time.Since(r.start).Round(time.Second))
+			r.logf("[%d/%d] rep %d · %s · elapsed %s", n, r.total(), rep, describe(v), time.Since(r.start).Round(time.Second))
 			err := r.measureVariant(ctx, rep, v)
 			switch {
 			case ctx.Err() != nil:
@@ -354,6 +352,10 @@ func (r *runner) measureAll(ctx context.Context) error {
 		}
 	}
 }
+
+// total is how many variant runs the run makes so far: more when it adds
+// repetitions.
+func (r *runner) total() int { return r.study.Repetitions * len(r.study.Runs()) }
 
 // more decides, after reps repetitions, whether to measure another: only
 // when the run was asked to go on until it has measured enough (Enough)
