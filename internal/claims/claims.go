@@ -64,7 +64,11 @@ type Claim struct {
 	// Ours marks a question the paper never asked: a finding, never
 	// "reproduced".
 	Ours bool `yaml:"ours"`
-	line int
+	// TargetWidth is how narrow this claim's interval must be (a share:
+	// 0.2 for 20%) before msbench run --target-width stops adding
+	// repetitions; 0 takes the run's.
+	TargetWidth float64 `yaml:"target_width"`
+	line        int
 }
 
 // Expect is the region of the metric's scale in which the claim holds:
@@ -89,7 +93,7 @@ type Explanation struct {
 
 // claimFields are a claim's keys: a custom unmarshaller is not held to
 // the decoder's known fields, so it checks them itself.
-var claimFields = []string{"id", "text", "source", "published", "figure", "metric", "expect", "explain", "ours"}
+var claimFields = []string{"id", "text", "source", "published", "figure", "metric", "expect", "explain", "ours", "target_width"}
 
 // UnmarshalYAML keeps the claim's line for error messages.
 func (c *Claim) UnmarshalYAML(n *yaml.Node) error {
@@ -137,6 +141,9 @@ func Parse(name string, data []byte) (*File, error) {
 			bad(c, i, "id", "missing")
 		case seen[c.ID]:
 			bad(c, i, "id", "%q given twice", c.ID)
+		}
+		if !(c.TargetWidth >= 0 && c.TargetWidth < 10) {
+			bad(c, i, "target_width", "%v: want a share of the value, such as 0.2 for 20%%", c.TargetWidth)
 		}
 		seen[c.ID] = true
 		if c.Text == "" {

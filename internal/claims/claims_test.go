@@ -176,6 +176,11 @@ claims:
     metric: m
     figure: gin
     expect: {near: 6.25}
+  - id: narrow
+    text: y
+    metric: m
+    target_width: -0.1
+    expect: {above: 1}
 `
 	_, err := Parse("claims.yaml", []byte(src))
 	for _, want := range []string{
@@ -183,6 +188,7 @@ claims:
 		"claims.yaml:8: claims[1].expect: give exactly one of above, below, within, near",
 		`claims.yaml:12: claims[2].figure: no figure "gin"`,
 		"claims.yaml:12: claims[2].expect: near needs a margin",
+		"claims.yaml:17: claims[3].target_width: -0.1: want a share of the value, such as 0.2 for 20%",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v\nwant it to contain %q", err, want)

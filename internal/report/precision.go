@@ -67,7 +67,7 @@ func (p Precision) String() string {
 // with opts would judge them).
 func Measure(ds *analysis.Dataset, target float64, opts Options) Precision {
 	p := Precision{Target: target}
-	add := func(what string, e claims.Estimate, ratio bool, expect *claims.Expect, noInterval string) {
+	add := func(what string, e claims.Estimate, ratio bool, expect *claims.Expect, noInterval string, limit float64) {
 		w, why := relativeWidth(e, ratio, expect)
 		if why != "" {
 			if noInterval != "" {
@@ -76,7 +76,7 @@ func Measure(ds *analysis.Dataset, target float64, opts Options) Precision {
 			what += ": no interval, " + why
 		}
 		p.Intervals++
-		if !(w <= target) {
+		if !(w <= limit) {
 			p.Wider++
 		}
 		if p.Intervals == 1 || w > p.Widest {
@@ -86,24 +86,28 @@ func Measure(ds *analysis.Dataset, target float64, opts Options) Precision {
 	if j := judge(ds, opts); j.claims != nil && len(j.claims.Claims) > 0 {
 		for _, r := range j.claims.Claims {
 			m, what := j.metrics[r.Claim.Metric], "claim "+r.Claim.ID
+			limit := target
+			if r.Claim.TargetWidth > 0 {
+				limit = r.Claim.TargetWidth
+			}
 			switch {
 			case !j.res.Metrics[r.Claim.Metric].Measured():
 				p.Unmeasured = append(p.Unmeasured, r.Claim.ID)
 			case !m.Measured():
-				add(what, claims.Estimate{}, false, nil, r.Why)
+				add(what, claims.Estimate{}, false, nil, r.Why, limit)
 			case len(r.Parts) > 0:
 				for _, part := range r.Parts {
-					add(what+", "+part.Label, part.Estimate, m.Ratio, &r.Claim.Expect, "")
+					add(what+", "+part.Label, part.Estimate, m.Ratio, &r.Claim.Expect, "", limit)
 				}
 			default:
-				add(what, r.Estimate, m.Ratio, &r.Claim.Expect, "")
+				add(what, r.Estimate, m.Ratio, &r.Claim.Expect, "", limit)
 			}
 		}
 		return p
 	}
 	c := compareVariants(ds, opts)
 	for _, cell := range c.Cells {
-		add(fmt.Sprintf("step %s, %s / %s, %s", cell.Step, cell.Variant, c.Baseline, cell.Figure.words), cell.Estimate, true, nil, cell.Why)
+		add(fmt.Sprintf("step %s, %s / %s, %s", cell.Step, cell.Variant, c.Baseline, cell.Figure.words), cell.Estimate, true, nil, cell.Why, target)
 	}
 	return p
 }

@@ -140,6 +140,10 @@ func TestPrecisionOfTheClaims(t *testing.T) {
 		{"not measured by the run's steps", []claims.Claim{claim("m", "absent", above1), claim("s", "steady", above1)}, 1, 0, 0, "claim s", "left out, as this run's steps do not measure them: m"},
 		// Each part at 1 − 0.05/2, as the verdict reads it.
 		{"every part of a conjunction", []claims.Claim{claim("p", "parts", claims.Expect{Below: ptr(1)})}, 2, 1, math.Exp(t2(1-0.05/2)*math.Log(0.51/0.5)) - 1, "claim p, x/z", ""},
+		// Its own target, wider than the run's 10%: narrow enough.
+		{"a claim's own target", []claims.Claim{{ID: "w", Text: "w", Metric: "ratio", Expect: above1, TargetWidth: 0.5}}, 1, 0, math.Exp(ratioWidth) - 1, "claim w", "every one of the 1 intervals"},
+		// And a narrower one than the run's.
+		{"a claim's own narrow target", []claims.Claim{{ID: "t", Text: "t", Metric: "near", Expect: claims.Expect{Within: []float64{4, 16}}, TargetWidth: 0.0001}}, 1, 1, t95 * 0.01 / 8.005, "claim t", "1 of the 1 intervals"},
 		{"the widest of several", []claims.Claim{claim("s", "steady", above1), claim("r", "ratio", above1), claim("n", "near", claims.Expect{Within: []float64{4, 16}})}, 3, 1, math.Exp(ratioWidth) - 1, "claim r", "1 of the 3 intervals"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
