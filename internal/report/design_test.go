@@ -39,7 +39,7 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 		step *study.Step
 		want []string
 	}{
-		{sliced, []string{"Measured interleaved", "(median 4 rounds)", "after 500ms of warm-up", "a median 10.0% of a core"}},
+		{sliced, []string{"Measured interleaved", "(median 4 rounds)", "after 500ms of warm-up", "ran on meanwhile", "a median 10.0% of a core"}},
 		{faults, []string{"Measured in one piece per variant, variant after variant: its events happen at moments of one load."}},
 		{old, []string{"variant after variant: the run predates interleaving."}},
 	} {

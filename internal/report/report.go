@@ -379,8 +379,12 @@ func design(ds *analysis.Dataset, st *study.Step) string {
 	if len(rounds) == 0 {
 		return "Measured interleaved, but no unit of it holds its slices (a repetition with one variant left measures in one piece)."
 	}
-	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (median %s rounds) in a fresh random order, each slice after %v of warm-up not counted. The waiting deployments used a median %s of a core meanwhile, counted as the run's in the noise audit.",
-		analysis.Num(stats.Median(rounds), 0), ds.Study.Interleave.Warmup, analysis.Num(100*stats.Median(idle), 1)+"%")
+	waiting := "ran on meanwhile"
+	if ds.Study.Interleave.Freeze {
+		waiting = "were frozen (every process stopped) until their turn"
+	}
+	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (median %s rounds) in a fresh random order, each slice after %v of warm-up not counted. The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
+		analysis.Num(stats.Median(rounds), 0), ds.Study.Interleave.Warmup, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
 }
 
 func warmupText(requests int64, duration string) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 
@@ -168,7 +169,20 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 		}
 	}()
 	rounds := len(sliceLoad(st.Load, w))
-	r.logf("  %s [%d/%d]: interleaved, %d rounds of %d slices (each after %v of warm-up)", st.Name, i+1, len(r.study.Load.Steps), rounds, len(todo), w.Warmup)
+	idle := "running"
+	if w.Freeze {
+		idle = "frozen"
+		defer func() {
+			for _, m := range todo {
+				if m.dep != nil {
+					if err := m.dep.thaw(); err != nil {
+						r.logf("  warning: continuing %s: %v", m.v.Key(), err)
+					}
+				}
+			}
+		}()
+	}
+	r.logf("  %s [%d/%d]: interleaved, %d rounds of %d slices (each after %v of warm-up; the others %s meanwhile)", st.Name, i+1, len(r.study.Load.Steps), rounds, len(todo), w.Warmup, idle)
 	for round := 1; round <= rounds; round++ {
 		perm := sliceOrder(r.seed(), rep, i, round, len(todo))
 		var names []string
@@ -188,7 +202,7 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 				}
 			}
 			started := time.Now()
-			err := r.slice(ctx, m, w, round, others)
+			err := r.turn(ctx, m, w, round, others)
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}
@@ -232,6 +246,56 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 		}
 	}
 	return nil
+}
+
+// turn is m's slice of round: with the waiting deployments frozen if the
+// study says so, m's own continued for it.
+func (r *runner) turn(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) error {
+	if !w.Freeze {
+		return r.slice(ctx, m, w, round, others)
+	}
+	var errs []error
+	for _, o := range others {
+		errs = append(errs, o.freeze())
+	}
+	errs = append(errs, m.dep.thaw())
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return r.slice(ctx, m, w, round, others)
+}
+
+// freeze stops every process of d where it stands (SIGSTOP of each
+// process group, services and dependencies alike), so that a deployment
+// waiting its turn uses no CPU; thaw continues them, the dependencies
+// first, so that a service's first call after it finds them running.
+func (d *Deployment) freeze() error {
+	var errs []error
+	for _, in := range d.instances {
+		errs = append(errs, gone(in.proc.Pause()))
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Deployment) thaw() error {
+	var errs []error
+	for _, dep := range []bool{true, false} {
+		for _, in := range d.instances {
+			if in.dep == dep {
+				errs = append(errs, gone(in.proc.Resume()))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gone drops the error of signalling a process that has exited: the
+// crash check after the slice says so, with its log.
+func gone(err error) error {
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
 }
 
 // slice sends one slice of m's step: its warm-up, not counted, then the

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/proc/procfs"
 	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
@@ -301,4 +303,77 @@ func seq(from, to int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// A frozen deployment takes connections but answers nothing until
+// thawed; every process of it, dependencies too, stops and goes on.
+func TestFreezeStopsAWholeDeployment(t *testing.T) {
+	s, err := study.Load("testdata/tiny.yaml", "healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lab, err := OpenLab(ctx, s, LabOptions{Root: repoRoot(t), CacheDir: t.TempDir(), DataDir: t.TempDir(), Name: "freeze-test", Log: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lab.Close()
+	d, err := lab.Deploy(ctx, s, s.Matrix()[0], t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	get := func(timeout time.Duration) error {
+		c := &http.Client{Timeout: timeout}
+		resp, err := c.Get("http://" + d.Addr("front") + "/hello")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.freeze(); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(300 * time.Millisecond); err == nil {
+		t.Fatal("a frozen deployment answered")
+	}
+	for _, in := range d.instances {
+		if st, err := procfs.ReadStat(in.proc.Pid()); err != nil || st.State != 'T' {
+			t.Errorf("%s: state %q (%v), want stopped", in.name, st.State, err)
+		}
+	}
+	if err := d.thaw(); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(10 * time.Second); err != nil {
+		t.Fatalf("thawed: %v", err)
+	}
+}
+
+// With idle: freeze the waiting deployments are stopped between their
+// turns, and each variant's slices are measured as with them running.
+func TestInterleavedWithTheOthersFrozen(t *testing.T) {
+	s := interleaved(t)
+	s.Repetitions, s.Interleave.Freeze = 1, true
+	var log bytes.Buffer
+	dir, err := runAA(t, s, nil, "", context.Background(), &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	r, _ := results.Open(dir)
+	if done := r.State().Done; len(done) != 3 || !strings.Contains(log.String(), "the others frozen meanwhile") {
+		t.Fatalf("done %v\n%s", done, log.String())
+	}
+	for _, key := range []string{"plain", "salted", "salted@aa"} {
+		if sum, err := r.StepDir(1, key, "greet").ReadSummary(); err != nil || sum.Successes != 20 {
+			t.Errorf("%s: %+v %v", key, sum, err)
+		}
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
+	}
 }

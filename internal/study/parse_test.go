@@ -592,6 +592,9 @@ func TestInterleavedSteps(t *testing.T) {
 	if w := s.Interleave; w != (Interleaving{Slice: DefaultSlice, Warmup: DefaultSliceWarmup, Rounds: DefaultRounds}) {
 		t.Errorf("interleaving %+v, want the defaults", w)
 	}
+	if frozen, err := Parse("demo.yaml", []byte(strings.Replace(valid, "repetitions: 3\n", "repetitions: 3\ninterleave: {idle: freeze}\n", 1)), ""); err != nil || !frozen.Interleave.Freeze {
+		t.Errorf("idle: freeze gave %+v %v", frozen.Interleave, err)
+	}
 	warm, rate := s.Step("warm"), s.Step("rate")
 	if warm.Interleaved || !strings.Contains(warm.Sequential, "fixed number of iterations") || !rate.Interleaved || rate.Sequential != "" {
 		t.Errorf("warm interleaved %v (%q), rate %v (%q)", warm.Interleaved, warm.Sequential, rate.Interleaved, rate.Sequential)
@@ -625,6 +628,7 @@ func TestInterleavedSteps(t *testing.T) {
 	}{
 		{"interleave a step that cannot be", "iterations: 10", "iterations: 10\n      interleave: true", "demo.yaml:28: load.steps[0].interleave: this step cannot be measured in slices: each of its users runs a fixed number of iterations"},
 		{"slice too short", "repetitions: 3\n", "repetitions: 3\ninterleave: {slice: 500ms}\n", "interleave.slice: a slice of 500ms is too short"},
+		{"idle neither run nor freeze", "repetitions: 3\n", "repetitions: 3\ninterleave: {idle: sleep}\n", `interleave.idle: "sleep": want run`},
 		{"warm-up as long as the slice", "repetitions: 3\n", "repetitions: 3\ninterleave: {slice: 2s, warmup: 2s}\n", "interleave.warmup: a slice's warm-up (2s) must be shorter than the slice (2s)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

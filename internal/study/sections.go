@@ -337,11 +337,15 @@ type interleaveSection struct {
 	Slice  duration `yaml:"slice"`
 	Warmup duration `yaml:"warmup"`
 	Rounds count    `yaml:"rounds"`
+	Idle   string   `yaml:"idle"`
 }
 
 func (s *interleaveSection) validate(d *decoder, field string) {
 	if s.Slice != 0 && time.Duration(s.Slice) < time.Second {
 		d.errorf(nil, join(field, "slice"), "a slice of %v is too short to measure: give 1s or more", time.Duration(s.Slice))
+	}
+	if s.Idle != "" && s.Idle != "run" && s.Idle != "freeze" {
+		d.errorf(nil, join(field, "idle"), "%q: want run (the waiting deployments run on) or freeze (they are stopped until their turn)", s.Idle)
 	}
 	if w := s.interleaving(); w.Warmup >= w.Slice {
 		d.errorf(nil, join(field, "warmup"), "a slice's warm-up (%v) must be shorter than the slice (%v)", w.Warmup, w.Slice)
@@ -360,6 +364,7 @@ func (s *interleaveSection) interleaving() Interleaving {
 		Slice:  cmp.Or(time.Duration(s.Slice), DefaultSlice),
 		Warmup: cmp.Or(time.Duration(s.Warmup), DefaultSliceWarmup),
 		Rounds: cmp.Or(int(s.Rounds), DefaultRounds),
+		Freeze: s.Idle == "freeze",
 	}
 }
 

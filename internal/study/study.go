@@ -84,6 +84,10 @@ type Interleaving struct {
 	Slice  time.Duration `json:"Slice"`
 	Warmup time.Duration `json:"Warmup"`
 	Rounds int           `json:"Rounds"`
+	// Freeze stops every process of the deployments waiting their turn
+	// (idle: freeze), so that their JITs, collectors and heartbeats take
+	// no CPU from the one measured; they run on by default (idle: run).
+	Freeze bool `json:"Freeze,omitempty"`
 }
 
 // Build makes artifacts once and caches them on a hash of their inputs.
