@@ -163,8 +163,15 @@ func (cell comparisonCell) summarise(noise claims.Noise, level float64) claims.E
 	return claims.Summarise(m, noise, level)
 }
 
+// uninformative is how wide an interval holding 1 may be and still say
+// the same: one that cannot rule out twice or half either way says
+// nothing of a difference (one repetition's A/A model with one degree of
+// freedom, under the correction for many cells, spans 10^±200).
+const uninformative = 4
+
 // judge reads the cell's interval: better or worse when it lies wholly on
-// one side of 1, the same when it holds 1, unknown without one.
+// one side of 1, the same when it holds 1 and is narrower than
+// uninformative, unknown otherwise.
 func (cell comparisonCell) judge(noNoise string) (verdict, why string) {
 	e := cell.Estimate
 	switch {
@@ -172,6 +179,8 @@ func (cell comparisonCell) judge(noNoise string) (verdict, why string) {
 		return unknownVerdict, "no repetition gave a ratio (see Not compared)"
 	case math.IsNaN(e.Lo):
 		return unknownVerdict, "one repetition and no A/A noise model for " + cell.Figure.words + " (" + noNoise + "): one run's ratio lands either side of 1 by chance"
+	case e.Lo <= 1 && 1 <= e.Hi && !(e.Hi <= uninformative*e.Lo):
+		return unknownVerdict, "the interval cannot rule out half or twice either way: more repetitions narrow it"
 	case e.Lo <= 1 && 1 <= e.Hi:
 		return sameVerdict, ""
 	case (e.Hi < 1) == (cell.Figure.worse == summarymetric.Up):

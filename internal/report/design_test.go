@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -81,5 +82,21 @@ func TestSliceSpreadSplitsTheNoise(t *testing.T) {
 	}
 	if _, ok := sliceSpread(analysis.NewDataset(s, units[:2])); ok {
 		t.Error("one repetition split the noise")
+	}
+}
+
+// A study with many steps says once how each group of them was measured.
+func TestAllStepsSaysHowEachGroupWasMeasured(t *testing.T) {
+	s := &study.Study{Name: "many", Variants: []study.Axis{{Name: "v", Values: []string{"a"}}}}
+	for i := range manySteps + 1 {
+		st := &study.Step{Name: fmt.Sprintf("s%d", i), Interleaved: i > 0}
+		if i == 0 {
+			st.Sequential = "its events happen at moments of one load"
+		}
+		s.Load.Steps = append(s.Load.Steps, st)
+	}
+	sec := allStepsSection(analysis.NewDataset(s, nil))
+	if len(sec.Text) != 2 || !strings.HasPrefix(sec.Text[0], "s0: Measured in one piece") || !strings.HasPrefix(sec.Text[1], "s1, s2, s3, s4, s5, s6, s7, s8: Measured interleaved") {
+		t.Errorf("text %q", sec.Text)
 	}
 }

@@ -267,8 +267,17 @@ func allStepsSection(ds *analysis.Dataset) analysis.Section {
 		Caption: "Every step, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time." + auditCaption,
 		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 	}
-	var warnings []string
+	var warnings, designs []string
+	steps := map[string][]*study.Step{} // how steps were measured: the steps so measured
 	for _, st := range ds.Study.Load.Steps {
+		d := st.Sequential
+		if st.Interleaved {
+			d = ""
+		}
+		if len(steps[d]) == 0 {
+			designs = append(designs, d)
+		}
+		steps[d] = append(steps[d], st)
 		warnings = append(warnings, auditWarnings(ds, st.Name)...)
 		for _, v := range ds.Variants {
 			if units := ds.Units(v.Key(), st.Name); len(units) > 0 {
@@ -277,7 +286,15 @@ func allStepsSection(ds *analysis.Dataset) analysis.Section {
 			}
 		}
 	}
-	return analysis.Section{Title: "All steps", Text: warnings, Tables: []analysis.Table{t}}
+	var text []string
+	for _, d := range designs {
+		var names []string
+		for _, st := range steps[d] {
+			names = append(names, st.Name)
+		}
+		text = append(text, strings.Join(names, ", ")+": "+designOf(ds, steps[d]))
+	}
+	return analysis.Section{Title: "All steps", Text: append(text, warnings...), Tables: []analysis.Table{t}}
 }
 
 func seriesName(r string) string {
@@ -359,7 +376,13 @@ func describeStep(ds *analysis.Dataset, name string) string {
 
 // design says how the step was measured: interleaved, in how many rounds
 // and what the waiting deployments cost, or in one piece, and why.
-func design(ds *analysis.Dataset, st *study.Step) string {
+func design(ds *analysis.Dataset, st *study.Step) string { return designOf(ds, []*study.Step{st}) }
+
+// designOf says how steps measured alike were measured (see design), the
+// rounds and the waiting deployments' CPU the medians over every unit of
+// them.
+func designOf(ds *analysis.Dataset, steps []*study.Step) string {
+	st := steps[0]
 	if !st.Interleaved {
 		why := st.Sequential
 		if why == "" {
@@ -368,11 +391,13 @@ func design(ds *analysis.Dataset, st *study.Step) string {
 		return "Measured in one piece per variant, variant after variant: " + why + "."
 	}
 	var rounds, idle []float64
-	for _, v := range ds.Variants {
-		for _, u := range ds.Units(v.Key(), st.Name) {
-			if u.Slices != nil {
-				rounds = append(rounds, float64(u.Slices.Rounds))
-				idle = append(idle, u.Resources.IdleCPUS/max(u.Summary.DurationS, 1e-9))
+	for _, st := range steps {
+		for _, v := range ds.Variants {
+			for _, u := range ds.Units(v.Key(), st.Name) {
+				if u.Slices != nil {
+					rounds = append(rounds, float64(u.Slices.Rounds))
+					idle = append(idle, u.Resources.IdleCPUS/max(u.Summary.DurationS, 1e-9))
+				}
 			}
 		}
 	}
