@@ -76,7 +76,9 @@ func Merge(parts []Summary) (Summary, error) {
 			sendS += float64(p.Requests) / p.AchievedRPS
 		}
 		for _, w := range p.Warnings {
-			w = fmt.Sprintf("part %d of %d: %s", i+1, len(parts), w)
+			if len(parts) > 1 {
+				w = fmt.Sprintf("part %d of %d: %s", i+1, len(parts), w)
+			}
 			if !slices.Contains(s.Warnings, w) {
 				s.Warnings = append(s.Warnings, w)
 			}

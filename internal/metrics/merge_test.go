@@ -81,10 +81,12 @@ func TestMergeIsTheSummaryOfTheWhole(t *testing.T) {
 	if !got.Valid || len(got.Histograms) != len(whole.Histograms) {
 		t.Errorf("merged valid %v, histograms %d of %d", got.Valid, len(got.Histograms), len(whole.Histograms))
 	}
-	// Merging the merged again with nothing changes nothing.
+	// Merging the merged again with nothing changes nothing, its warnings
+	// included: a load in one piece has no parts to name.
+	got.Warnings = []string{"a warning"}
 	again, err := Merge([]Summary{got})
-	if err != nil || !reflect.DeepEqual(again.Latency, got.Latency) {
-		t.Errorf("merge of one part: %v %v", again.Latency, err)
+	if err != nil || !reflect.DeepEqual(again.Latency, got.Latency) || !reflect.DeepEqual(again.Warnings, got.Warnings) {
+		t.Errorf("merge of one part: %v %q %v", again.Latency, again.Warnings, err)
 	}
 }
 
