@@ -335,6 +335,11 @@ func sliceLoad(spec loadspec.Spec, w study.Interleaving) []loadspec.Spec {
 	if d > 0 {
 		rounds = int(math.Round(float64(d) / float64(w.Slice)))
 	}
+	if spec.Duration > 0 && spec.Think.Max > 0 {
+		// A slice shorter than two think times would let a user send
+		// once at most.
+		rounds = min(rounds, int(spec.Duration/(2*spec.Think.Max)))
+	}
 	rounds = max(1, rounds)
 	if spec.Requests > 0 {
 		rounds = int(min(int64(rounds), spec.Requests))
@@ -366,12 +371,13 @@ func share(total time.Duration, n, k int) time.Duration {
 
 // sliceWarmup is the load a slice sends before its measured part,
 // counted nowhere, so that connections are open, and caches and JITs
-// awake again after the variant's wait: the step's load for w.Warmup, or
-// until it has sent its share of the step's own warm-up count, whichever
-// comes first. The count keeps a slice of heavy requests from queueing a
-// burst as large as its users behind the warm-up's end.
+// awake again after the variant's wait: the step's load for w.Warmup
+// (and its users' longest think time, so that each may send), or until it
+// has sent its share of the step's own warm-up count, whichever comes
+// first. The count keeps a slice of heavy requests from queueing a burst
+// as large as its users behind the warm-up's end.
 func sliceWarmup(spec loadspec.Spec, w study.Interleaving, warmup study.Warmup, rounds int) loadspec.Spec {
-	spec.Duration, spec.Requests, spec.Iterations, spec.Stages = w.Warmup, 0, 0, nil
+	spec.Duration, spec.Requests, spec.Iterations, spec.Stages = w.Warmup+spec.Think.Max, 0, 0, nil
 	if warmup.Requests > 0 {
 		spec.Requests = max(1, warmup.Requests/int64(rounds))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/proc/procfs"
 	"github.com/msbench/msbench/internal/records"
@@ -38,6 +39,8 @@ func TestSliceLoad(t *testing.T) {
 		{"time under a slice", loadspec.Spec{Users: 1, Duration: s}, nil, []time.Duration{s}},
 		{"no bound: the default time", loadspec.Spec{Users: 1}, nil, []time.Duration{5 * s, 5 * s}},
 		{"time and count", loadspec.Spec{Users: 1, Duration: 10 * s, Requests: 101}, []int64{51, 50}, []time.Duration{5 * s, 5 * s}},
+		// Slices of 5 s would hold one think of up to 4 s: fewer, longer.
+		{"time with think", loadspec.Spec{Users: 1, Duration: 20 * s, Think: load.Think{Min: s, Max: 4 * s}}, nil, []time.Duration{10 * s, 10 * s}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := sliceLoad(c.spec, w)
@@ -64,6 +67,17 @@ func TestSliceLoad(t *testing.T) {
 	warm := sliceWarmup(loadspec.Spec{Open: true, Rate: 200, Requests: 6000}, w, study.Warmup{}, 6)
 	if warm.Duration != w.Warmup || warm.Requests != 0 || warm.Rate != 200 {
 		t.Errorf("warm-up %+v", warm)
+	}
+	// A user thinking 500 ms can still send in a slice's warm-up, and the
+	// warm-up and every slice pass the load's own checks.
+	thinking := loadspec.Spec{Users: 10, Requests: 10000, Think: load.Think{Max: 500 * time.Millisecond}}
+	if warm := sliceWarmup(thinking, w, study.Warmup{}, 5); warm.Duration != time.Second {
+		t.Errorf("warm-up of users thinking 500ms: %v", warm.Duration)
+	}
+	for _, sp := range append(sliceLoad(thinking, w), sliceWarmup(thinking, w, study.Warmup{}, 5)) {
+		if err := sp.Validate(); err != nil {
+			t.Errorf("%+v: %v", sp, err)
+		}
 	}
 	// A step warmed by a count shares it out: at most its part per slice.
 	warm = sliceWarmup(loadspec.Spec{Users: 150, Requests: 1000}, w, study.Warmup{Requests: 50}, 5)
