@@ -309,6 +309,27 @@ func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving
 	return m.piece(ctx, slices[round-1], int32(round), others)
 }
 
+// checkSlices holds every slice of every interleaved step, and its
+// warm-up, to the checks a load must pass, before anything starts: a
+// shape the cutting makes invalid is the study's error, not every
+// variant's failure in the middle of the run.
+func checkSlices(s *study.Study) error {
+	var errs []error
+	for _, st := range s.Load.Steps {
+		if !st.Interleaved {
+			continue
+		}
+		slices := sliceLoad(st.Load, s.Interleave)
+		for _, sp := range append(slices, sliceWarmup(st.Load, s.Interleave, st.Warmup, len(slices))) {
+			if err := sp.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("step %s cut into %d slices (interleave: in %s): %w", st.Name, len(slices), s.File, err))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // seed is the run's seed of orders; a run that predates seeds has 0.
 func (r *runner) seed() uint64 {
 	if r.prov.Seed != nil {

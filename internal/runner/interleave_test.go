@@ -391,3 +391,18 @@ func TestInterleavedWithTheOthersFrozen(t *testing.T) {
 		t.Fatalf("processes left running: %v", left)
 	}
 }
+
+// A step whose slices the load's checks would refuse is the study's
+// error, said before anything starts.
+func TestSlicesAreCheckedBeforeTheRun(t *testing.T) {
+	s := interleaved(t)
+	st := s.Step("greet")
+	st.Load.Timeout = 2 * time.Hour // beyond what any load may wait
+	if err := checkSlices(s); err == nil || !strings.Contains(err.Error(), "step greet cut into 5 slices") {
+		t.Fatalf("error %v", err)
+	}
+	st.Interleaved = false
+	if err := checkSlices(s); err != nil {
+		t.Errorf("a step in one piece: %v", err)
+	}
+}

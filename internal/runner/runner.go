@@ -117,6 +117,9 @@ func (r *runner) logf(format string, args ...any) {
 }
 
 func (r *runner) open(ctx context.Context) error {
+	if err := checkSlices(r.study); err != nil {
+		return err
+	}
 	var err error
 	if r.opts.Resume != "" {
 		if r.run, err = results.Open(r.opts.Resume); err != nil {
