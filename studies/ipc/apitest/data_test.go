@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,6 +118,9 @@ func defaultCustomer(product int) int { return 1 + product*7919%customers }
 type stores struct {
 	mongo *mongo.Client
 	sql   *sql.DB
+	// close disconnects, once; before the stores stop, for the Mongo
+	// driver waits for a server to end its sessions on (30 s) otherwise.
+	close func()
 }
 
 // openStores connects to a deployment's FerretDB and MariaDB.
@@ -126,13 +130,18 @@ func openStores(ctx context.Context, t *testing.T, mongoURL, mariaDSN string) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { mc.Disconnect(context.Background()) })
 	db, err := sql.Open("mysql", mariaDSN)
 	if err != nil {
+		mc.Disconnect(context.Background())
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	return &stores{mongo: mc, sql: db}
+	s := &stores{mongo: mc, sql: db}
+	s.close = sync.OnceFunc(func() {
+		mc.Disconnect(context.Background())
+		db.Close()
+	})
+	t.Cleanup(s.close)
+	return s
 }
 
 func (s *stores) doc(ctx context.Context, t *testing.T, database, collection string, id int, into any) {

@@ -37,7 +37,8 @@ const (
 	// so that a hung call fails in seconds (the study's 9 s suits a load's
 	// 10 s timeout, not a test). The amqp gateway of the broker restart
 	// waits longer, brokerCallTimeout, so that requests confirmed before
-	// the restart can be answered after it instead of timing out.
+	// the restart can be answered after it instead of timing out, and the
+	// amqp checks that need a hung call to fail go to amqp-floods.
 	callTimeout       = 3 * time.Second
 	brokerCallTimeout = 30 * time.Second
 )
@@ -111,10 +112,11 @@ var (
 )
 
 // deployments are the test's deployments, by name: each style's with the
-// short limits, for most checks; one with the long limits for the floods,
-// where in grpc the product service keeps a connection shortAge at most,
-// for checkConnectionAge; and an amqp one whose gateway waits
-// brokerCallTimeout, for the broker restart.
+// short limits, for most checks, where the amqp gateway waits
+// brokerCallTimeout, for the broker restart; and one with the long limits
+// for the floods and, in amqp, the checks that need a gateway to time out
+// as the others do, where in grpc the product service keeps a connection
+// shortAge at most, for checkConnectionAge.
 var deployments = []struct {
 	name, style string
 	limits      map[string]string
@@ -122,11 +124,10 @@ var deployments = []struct {
 }{
 	{"rest", "rest", shortLimits, nil},
 	{"grpc", "grpc", shortLimits, nil},
-	{"amqp", "amqp", shortLimits, nil},
+	{"amqp", "amqp", shortLimits, map[string]map[string]string{"gateway": {"CALL_TIMEOUT_MS": ms(brokerCallTimeout)}}},
 	{"rest-floods", "rest", floodLimits, nil},
 	{"grpc-floods", "grpc", floodLimits, map[string]map[string]string{"product": {"MAX_CONNECTION_AGE_MS": ms(shortAge)}}},
 	{"amqp-floods", "amqp", floodLimits, nil},
-	{"amqp-broker", "amqp", shortLimits, map[string]map[string]string{"gateway": {"CALL_TIMEOUT_MS": ms(brokerCallTimeout)}}},
 }
 
 // deployAll starts every deployment of the test at once, and connects to
@@ -190,6 +191,7 @@ func stopCleanly(t *testing.T, all map[string]*deployment) {
 	ds := slices.Collect(maps.Values(all))
 	exits := make([][]runner.Exit, len(ds))
 	for i, d := range ds {
+		d.stores.close()
 		for _, p := range d.programs() {
 			if p.servesHTTP() {
 				defer requestInFlight(p.addr)()
