@@ -111,12 +111,13 @@ var (
 	floodLimits = map[string]string{"HEADERS_TIMEOUT_MS": ms(floodHeadersTimeout), "REQUEST_TIMEOUT_MS": ms(floodRequestTimeout)}
 )
 
-// deployments are the test's deployments, by name: each style's with the
-// short limits, for most checks, where the amqp gateway waits
-// brokerCallTimeout, for the broker restart; and one with the long limits
-// for the floods and, in amqp, the checks that need a gateway to time out
-// as the others do, where in grpc the product service keeps a connection
-// shortAge at most, for checkConnectionAge.
+// deployments are the test's deployments, by name. A style's own has the
+// short limits, for most checks; in amqp its gateway waits
+// brokerCallTimeout, for the broker restart. A style's "-floods" one has
+// the long limits, for the floods, and serves what its style's own cannot:
+// in amqp a gateway that times out as the others do (the service hung),
+// in grpc a product service that keeps a connection shortAge at most
+// (checkConnectionAge).
 var deployments = []struct {
 	name, style string
 	limits      map[string]string
