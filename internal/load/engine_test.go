@@ -457,3 +457,36 @@ func TestHTTPS(t *testing.T) {
 		})
 	}
 }
+
+// A load whose context is done before it starts sends nothing: a run
+// interrupted between two loads must not wait out a burst it had no
+// reason to send.
+func TestCancelledBeforeTheStartSendsNothing(t *testing.T) {
+	var got atomic.Int64
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) { got.Add(1) })
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed", Config{Users: 20, MaxRequests: 1000}},
+		{"open", Config{Pacer: constant(t, 1000, time.Second), Connections: 20}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got.Store(0)
+			c.cfg.Targets, c.cfg.Timeout = []Target{{URL: srv.URL}}, 5*time.Second
+			if c.cfg.Connections == 0 {
+				c.cfg.Connections = c.cfg.Users
+			}
+			e, err := New(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			s, _ := e.Run(ctx, Options{})
+			if s.Requests != 0 || got.Load() != 0 {
+				t.Errorf("sent %d, the server saw %d, want none", s.Requests, got.Load())
+			}
+		})
+	}
+}

@@ -153,6 +153,11 @@ func (e *Engine) newLoop() (*loop, error) {
 // sending took.
 func (l *loop) run(hard context.Context) (unsent int64, window time.Duration) {
 	defer l.drain()
+	// AfterFunc on a context already done runs in a goroutine of its own,
+	// after the first pass may have sent every due arrival.
+	if hard.Err() != nil {
+		return l.a.unsent(), 0
+	}
 	defer context.AfterFunc(hard, func() { l.stop.Store(true) })()
 	for {
 		now := l.clock()

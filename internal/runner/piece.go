@@ -271,10 +271,6 @@ type sinkFactory func(*load.Engine) (load.Sink, func() error, error)
 
 // load runs one load with a progress display and returns its summary.
 func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, sink sinkFactory) (metrics.Summary, error) {
-	// A load started after Ctrl-C would still wait for what it sent.
-	if ctx.Err() != nil {
-		return metrics.Summary{}, ErrInterrupted
-	}
 	cfg, err := spec.Config()
 	if err != nil {
 		return metrics.Summary{}, err
