@@ -7,7 +7,7 @@
 // order-statistic interval), GeoMeanCI (geometric mean of per-run ratios,
 // t-interval on logs), RunRatio (ratio of means of two independent sets
 // of runs, Fieller–Welch; RunRatioIn cuts it to the ratio's Range, and an
-// unbounded interval stays unbounded), PairedRunRatio (runs made in pairs)
+// unbounded interval stays unbounded), PairedRunRatio and PairedRunDiff (runs made in pairs)
 // and RunDiff (difference of means, Welch). Run-to-run noise: a Spread is
 // the standard deviation of one deployment's value with its χ² interval,
 // from A/A pairs grouped by the deployments they share (LogSpread for

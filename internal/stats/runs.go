@@ -123,6 +123,25 @@ func PairedRunRatio(base, new []float64, level float64) (ratio, lo, hi float64, 
 	return ratio, lo, hi, len(ratios)
 }
 
+// PairedRunDiff is PairedRunRatio for quantities compared by difference
+// (error rates, often 0): the mean of the per-pair differences
+// new[i] − base[i] with a t-interval on them (n − 1 degrees of freedom),
+// and n, the number of pairs. All NaN when the lengths differ or a value
+// is not finite; lo and hi NaN with fewer than two pairs; pairs that all
+// differ alike give a zero-width interval.
+func PairedRunDiff(base, new []float64, level float64) (diff, lo, hi float64, n int) {
+	nan := math.NaN()
+	if len(base) != len(new) || !finite(base) || !finite(new) || len(base) == 0 {
+		return nan, nan, nan, 0
+	}
+	diffs := make([]float64, len(base))
+	for i := range base {
+		diffs[i] = new[i] - base[i]
+	}
+	lo, hi = MeanCI(diffs, level)
+	return Mean(diffs), lo, hi, len(diffs)
+}
+
 // RunDiff is RunRatio for quantities compared by difference rather than
 // ratio, such as error rates that are often 0: mean(new) − mean(base)
 // with Welch's t-interval, and n, the runs on the smaller side. Fewer than

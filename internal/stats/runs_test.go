@@ -201,6 +201,35 @@ func TestPairedRunRatio(t *testing.T) {
 	}
 }
 
+func TestPairedRunDiff(t *testing.T) {
+	// Error rates that drift together: the differences 0.01, 0.02, 0.03
+	// have mean 0.02 and sd 0.01, so the interval is 0.02 ± t(2)·0.01/√3.
+	diff, lo, hi, n := PairedRunDiff([]float64{0, 0.10, 0.30}, []float64{0.01, 0.12, 0.33}, 0.95)
+	half := 4.302652730 * 0.01 / math.Sqrt(3)
+	if !near(diff, 0.02, 1e-12) || !near(lo, 0.02-half, 1e-9) || !near(hi, 0.02+half, 1e-9) || n != 3 {
+		t.Errorf("PairedRunDiff = %v (%v, %v) n=%d, want 0.02 ± %v", diff, lo, hi, n, half)
+	}
+	// Unpaired, the drift of 0.3 between repetitions swamps the change.
+	if _, ulo, _, _ := RunDiff([]float64{0, 0.10, 0.30}, []float64{0.01, 0.12, 0.33}, 0.95); ulo > 0 {
+		t.Errorf("unpaired lower end %v excludes 0: the test would not show what pairing adds", ulo)
+	}
+	for _, c := range []struct {
+		name      string
+		base, new []float64
+	}{
+		{"unequal lengths", []float64{0, 1}, []float64{0}},
+		{"none", nil, nil},
+		{"NaN", []float64{0, math.NaN()}, []float64{0, 0}},
+	} {
+		if d, _, _, _ := PairedRunDiff(c.base, c.new, 0.95); !math.IsNaN(d) {
+			t.Errorf("%s: %v, want NaN", c.name, d)
+		}
+	}
+	if d, lo, hi, n := PairedRunDiff([]float64{0.1}, []float64{0.3}, 0.95); !near(d, 0.2, 1e-12) || !math.IsNaN(lo) || !math.IsNaN(hi) || n != 1 {
+		t.Errorf("one pair: %v (%v, %v) n=%d, want 0.2 and no interval", d, lo, hi, n)
+	}
+}
+
 func TestRunDiff(t *testing.T) {
 	// Means 0.01 and 0.03, sd 0.01 each, 3 runs: se = 0.01·√(2/3), df = 4.
 	diff, lo, hi, n := RunDiff([]float64{0, 0.01, 0.02}, []float64{0.02, 0.03, 0.04}, 0.95)
