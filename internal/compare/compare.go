@@ -128,9 +128,12 @@ type Report struct {
 
 // Side describes BASE or NEW.
 type Side struct {
-	Dir   string   `json:"dir"`
-	Kind  string   `json:"kind"` // run or load
-	Notes []string `json:"notes,omitempty"`
+	Dir  string `json:"dir"`
+	Kind string `json:"kind"` // run or load
+	// Source is what the side was built from when both sides are one
+	// run's (msbench ab: a git ref and its commit, or the working tree).
+	Source string   `json:"source,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
 }
 
 // Comparison is one step of one variant measured on both sides.

@@ -15,7 +15,11 @@ import (
 // then the --fail-if results.
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "BASE  %s (%s)\nNEW   %s (%s)\n", r.Base.Dir, r.Base.Kind, r.New.Dir, r.New.Kind)
+	if r.Base.Source != "" {
+		fmt.Fprintf(&b, "BASE  %s\nNEW   %s\nboth measured in %s\n", r.Base.Source, r.New.Source, r.Base.Dir)
+	} else {
+		fmt.Fprintf(&b, "BASE  %s (%s)\nNEW   %s (%s)\n", r.Base.Dir, r.Base.Kind, r.New.Dir, r.New.Kind)
+	}
 	for _, side := range []struct {
 		name string
 		s    Side
