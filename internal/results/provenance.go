@@ -46,6 +46,10 @@ type Provenance struct {
 	// Stopped says why a run that adds repetitions until its intervals
 	// are narrow enough (msbench run --target-width) stopped adding them.
 	Stopped string `json:"stopped,omitempty"`
+	// Sources names, for a run whose variants came from several checkouts
+	// (msbench ab), what each was built from, keyed by its value on the
+	// axis that tells them apart: base → "origin/main (3f2a1b09c4d1)".
+	Sources map[string]string `json:"sources,omitempty"`
 	// Placement is which cores the generator and each service and
 	// dependency were given; nil in runs made before placement.
 	Placement *Placement `json:"placement,omitempty"`

@@ -34,6 +34,10 @@ type Lab struct {
 	// overlap (a test's), each of which is accounted in a scope of its
 	// own; nil for a run's, which come one after another.
 	deployed *atomic.Int64
+	// sources are the other checkouts some variants deploy from, keyed by
+	// their value on sourceAxis (Sources); nil for a run of one checkout.
+	sources    map[string]source
+	sourceAxis string
 }
 
 // LabOptions place a lab opened on its own (not by a run) on disk.
@@ -104,11 +108,18 @@ func (l *Lab) open(s *study.Study, name, root, dataDir string) error {
 // build builds the study's builds, or finds them in the cache in
 // cacheDir, publishes each as {build.NAME}, and returns their hashes.
 func (l *Lab) build(ctx context.Context, s *study.Study, cacheDir string) (map[string]string, error) {
-	cache := &build.Cache{Root: l.values["root"], Dir: cacheDir, Vars: l.values}
+	return l.buildInto(ctx, s, cacheDir, l.values, "")
+}
+
+// buildInto builds s's builds from the checkout at values["root"] and
+// publishes each in values as {build.NAME}; label prefixes their names in
+// the progress shown.
+func (l *Lab) buildInto(ctx context.Context, s *study.Study, cacheDir string, values map[string]string, label string) (map[string]string, error) {
+	cache := &build.Cache{Root: values["root"], Dir: cacheDir, Vars: values}
 	hashes := map[string]string{}
 	for _, b := range s.Builds {
 		start := time.Now()
-		l.progress("build %s …", b.Name)
+		l.progress("build %s%s …", label, b.Name)
 		res, err := cache.Build(ctx, build.Spec{Name: b.Name, Dir: b.Dir, Command: b.Command, Ignore: b.Ignore})
 		if err != nil {
 			return nil, err
@@ -117,8 +128,8 @@ func (l *Lab) build(ctx context.Context, s *study.Study, cacheDir string) (map[s
 		if res.Cached {
 			how = "cached"
 		}
-		l.progress("build %s: %s in %.1fs (%s)", b.Name, how, time.Since(start).Seconds(), res.Hash[:12])
-		l.values["build."+b.Name] = res.Dir
+		l.progress("build %s%s: %s in %.1fs (%s)", label, b.Name, how, time.Since(start).Seconds(), res.Hash[:12])
+		values["build."+b.Name] = res.Dir
 		hashes[b.Name] = res.Hash
 	}
 	return hashes, nil
@@ -145,8 +156,10 @@ func (l *Lab) Close() error {
 // Deploy starts variant v of s and waits until every service is ready;
 // its logs go to logDir. s is the study the lab was opened with, or a copy
 // that differs in what its services run (an env value, a command); on
-// error nothing it started is left.
+// error nothing it started is left. A variant of another checkout
+// (Sources) is deployed from that checkout's study instead.
 func (l *Lab) Deploy(ctx context.Context, s *study.Study, v study.Variant, logDir string) (*Deployment, error) {
+	s, values := l.checkout(s, v)
 	scope := ""
 	if l.deployed != nil {
 		scope = fmt.Sprintf("d%d-", l.deployed.Add(1))
@@ -154,7 +167,7 @@ func (l *Lab) Deploy(ctx context.Context, s *study.Study, v study.Variant, logDi
 	return deploy(ctx, deployConfig{
 		study:    s,
 		variant:  v,
-		values:   l.values,
+		values:   values,
 		logDir:   logDir,
 		ports:    &l.ports,
 		acct:     l.acct,

@@ -60,6 +60,9 @@ type Options struct {
 	// MaxRepetitions, and records why it stopped in provenance.json.
 	Enough         func(dir string, reps int) (done bool, why string, err error)
 	MaxRepetitions int
+	// Sources, when set, deploys some variants from other checkouts of
+	// the study (msbench ab).
+	Sources *Sources
 }
 
 type runner struct {
@@ -216,6 +219,19 @@ func (r *runner) buildAll(ctx context.Context) error {
 		return err
 	}
 	maps.Copy(r.prov.Builds, hashes)
+	if r.opts.Sources != nil {
+		if hashes, err = r.Lab.buildSources(ctx, *r.opts.Sources, r.opts.CacheDir); err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return err
+		}
+		maps.Copy(r.prov.Builds, hashes)
+		r.prov.Sources = map[string]string{}
+		for name, t := range r.opts.Sources.Trees {
+			r.prov.Sources[name] = t.What
+		}
+	}
 	return nil
 }
 
