@@ -96,13 +96,9 @@ result, nothing in common, --fail-if on one run a side without --noise).`,
 }
 
 func runCompare(cmd *cobra.Command, f compareFlags, baseDir, newDir string) error {
-	var rules []compare.Rule
-	for _, text := range f.failIf {
-		r, err := compare.ParseRule(text)
-		if err != nil {
-			return asUsage(err)
-		}
-		rules = append(rules, r)
+	rules, err := parseRules(f.failIf)
+	if err != nil {
+		return err
 	}
 	if f.resamples < 100 {
 		return usagef("--resamples %d: want at least 100", f.resamples)
@@ -128,23 +124,47 @@ func runCompare(cmd *cobra.Command, f compareFlags, baseDir, newDir string) erro
 	if err := report.Apply(rules); err != nil {
 		return asUsage(err)
 	}
-	if f.json {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
-			return err
-		}
-	} else if err := compare.WriteText(cmd.OutOrStdout(), report); err != nil {
+	if err := printComparison(cmd, report, f.json); err != nil {
 		return err
 	}
-	if breaches := report.Breaches(); len(breaches) > 0 {
-		more := ""
-		if len(breaches) > 1 {
-			more = fmt.Sprintf(" (and %d more)", len(breaches)-1)
+	return breached(report)
+}
+
+// parseRules reads --fail-if rules; a malformed one is bad usage.
+func parseRules(texts []string) ([]compare.Rule, error) {
+	var rules []compare.Rule
+	for _, text := range texts {
+		r, err := compare.ParseRule(text)
+		if err != nil {
+			return nil, asUsage(err)
 		}
-		return fmt.Errorf("--fail-if %s%s", breaches[0], more)
+		rules = append(rules, r)
 	}
-	return nil
+	return rules, nil
+}
+
+// printComparison prints the report as text or, asked, JSON.
+func printComparison(cmd *cobra.Command, report *compare.Report, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return compare.WriteText(cmd.OutOrStdout(), report)
+}
+
+// breached is the error of a report whose --fail-if rules failed: the
+// first breach in full, and how many more.
+func breached(report *compare.Report) error {
+	breaches := report.Breaches()
+	if len(breaches) == 0 {
+		return nil
+	}
+	more := ""
+	if len(breaches) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(breaches)-1)
+	}
+	return fmt.Errorf("--fail-if %s%s", breaches[0], more)
 }
 
 // asUsage turns compare's usage errors into msbench's (one line, exit 2).

@@ -63,6 +63,7 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"most without width", []string{"run", "cache", "--root", "../..", "--max-repetitions", "9"}, "--max-repetitions bounds the repetitions --target-width adds"},
 		{"most below the least", []string{"run", "cache", "--root", "../..", "--target-width", "10%", "--max-repetitions", "4"}, "--max-repetitions 4 is below the 5 repetitions"},
 		{"most below the count asked", []string{"run", "cache", "--root", "../..", "--target-width", "10%", "--repetitions", "8", "--max-repetitions", "6"}, "--max-repetitions 6 is below the 8 repetitions"},
+		{"bad idle", []string{"run", "cache", "--root", "../..", "--idle", "sleep"}, `--idle "sleep": want run or freeze`},
 		{"report of a non-run", []string{"report", "."}, "not an msbench results directory"},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/checkout"
@@ -19,16 +20,17 @@ import (
 type runFlags struct {
 	profile string
 	resume  string
-	results string
-	data    string
-	root    string
-	seed    uint64
+	placeFlags
+	seed uint64
 	// repetitions overrides the profile's count when set: more runs for
 	// narrower intervals without editing the study file.
 	repetitions int
 	// unplaced runs with placement: none, whatever the study says, and
 	// sequential without interleaving, to measure what each changes.
 	unplaced, sequential bool
+	// idle overrides what the deployments waiting their turn in an
+	// interleaved step do: run or freeze, to measure what each costs.
+	idle string
 	// targetWidth adds repetitions until every interval the verdicts
 	// read is this narrow (e.g. 10%), within budget and maxRepetitions.
 	targetWidth    string
@@ -87,28 +89,23 @@ orders it began with.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.profile, "profile", "", "profile of the study file to apply, e.g. quick or paper")
 	fl.StringVar(&f.resume, "resume", "", "continue the run in this results directory")
-	fl.StringVar(&f.results, "results", "", "where run directories go (default <root>/results)")
-	fl.StringVar(&f.data, "data", "", "shared data directory (default <root>/../shared/data)")
-	fl.StringVar(&f.root, "root", "", "msbench checkout holding studies/ (default: found from the working directory)")
+	f.placeFlags.register(fl)
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the variants' order in every repetition (default: drawn at random; a resumed run keeps its own)")
 	fl.IntVar(&f.repetitions, "repetitions", 0, "repetitions of every variant, instead of the profile's (a resumed run may be given more, to extend it)")
 	fl.BoolVar(&f.unplaced, "no-placement", false, "place nothing on cores, whatever the study's placement: says (to compare a run against a placed one)")
 	fl.StringVar(&f.targetWidth, "target-width", "", "add repetitions, after at least 5, until every interval a claim (or, without claims, the comparison) reads is this narrow, e.g. 10%")
 	fl.DurationVar(&f.budget, "budget", 0, "with --target-width: add no repetition that would end the run past this long after the command began, e.g. 30m")
 	fl.IntVar(&f.maxRepetitions, "max-repetitions", 30, "with --target-width: the most repetitions the run makes")
+	fl.StringVar(&f.idle, "idle", "", "what the deployments waiting their turn in an interleaved step do, whatever the study's interleave: says: run, or freeze (stopped until their turn)")
 	fl.BoolVar(&f.sequential, "sequential", false, "measure every step variant after variant, each deployed alone, instead of interleaving the variants' slices (to compare the two designs)")
 	return cmd
 }
 
 func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	start := time.Now()
-	root, err := checkout.Root(f.root)
+	path, opts, err := f.locate(name)
 	if err != nil {
-		return usageError{err}
-	}
-	path, err := study.Find(filepath.Join(root, "studies"), name)
-	if err != nil {
-		return usageError{err}
+		return err
 	}
 	// The analysis' needs are checked on the file as written: a profile may
 	// skip steps, which the report then says it could not show.
@@ -145,6 +142,13 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	if f.unplaced {
 		s.Placement = &study.Placement{None: true}
 	}
+	switch f.idle {
+	case "":
+	case "run", "freeze":
+		s.Interleave.Freeze = f.idle == "freeze"
+	default:
+		return usagef("--idle %q: want run or freeze", f.idle)
+	}
 	if f.sequential {
 		for _, st := range s.Load.Steps {
 			if st.Interleaved {
@@ -157,16 +161,8 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	if cmd.Context().Err() != nil {
 		return errInterrupted
 	}
-	opts := runner.Options{
-		Root:        root,
-		ResultsRoot: orDefault(f.results, filepath.Join(root, "results")),
-		CacheDir:    filepath.Join(root, ".cache", "builds"),
-		DataDir:     orDefault(f.data, filepath.Join(filepath.Dir(root), "shared", "data")),
-		Resume:      f.resume,
-		Log:         cmd.ErrOrStderr(),
-		CommandLine: os.Args,
-		Seed:        seed,
-	}
+	opts.Resume, opts.Seed = f.resume, seed
+	opts.Log = cmd.ErrOrStderr()
 	opts.TTY = isTerminal(opts.Log)
 	if rule != nil {
 		opts.Enough, opts.MaxRepetitions = rule.enough, f.maxRepetitions
@@ -187,6 +183,38 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 		return errInterrupted
 	}
 	return runErr
+}
+
+// placeFlags say where a command finds the checkout and its data and
+// puts its run directories.
+type placeFlags struct {
+	results, data, root string
+}
+
+func (p *placeFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&p.results, "results", "", "where run directories go (default <root>/results)")
+	fl.StringVar(&p.data, "data", "", "shared data directory (default <root>/../shared/data)")
+	fl.StringVar(&p.root, "root", "", "msbench checkout holding studies/ (default: found from the working directory)")
+}
+
+// locate finds the checkout (opts.Root) and the study file that name
+// names in it, and the options that place a run of it on disk.
+func (p placeFlags) locate(name string) (path string, opts runner.Options, err error) {
+	root, err := checkout.Root(p.root)
+	if err != nil {
+		return "", opts, usageError{err}
+	}
+	if path, err = study.Find(filepath.Join(root, "studies"), name); err != nil {
+		return "", opts, usageError{err}
+	}
+	opts = runner.Options{
+		Root:        root,
+		ResultsRoot: orDefault(p.results, filepath.Join(root, "results")),
+		CacheDir:    filepath.Join(root, ".cache", "builds"),
+		DataDir:     orDefault(p.data, filepath.Join(filepath.Dir(root), "shared", "data")),
+		CommandLine: os.Args,
+	}
+	return path, opts, nil
 }
 
 func orDefault(s, def string) string {

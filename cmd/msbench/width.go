@@ -26,13 +26,36 @@ const minBudget = time.Minute
 // its budget cannot pay for another repetition.
 type widthRule struct {
 	target float64
-	budget time.Duration // 0: none
-	start  time.Time     // when this msbench run began
+	budget
+	precision func(dir string, target float64) (report.Precision, error)
+}
+
+// budget bounds how long a command that adds repetitions goes on.
+type budget struct {
+	limit time.Duration // 0: none
+	start time.Time     // when this msbench command began
 	// before is how many repetitions' worth of units a resumed run had
 	// measured before this invocation, whose time it did not spend.
-	before    float64
-	now       func() time.Time
-	precision func(dir string, target float64) (report.Precision, error)
+	before float64
+	now    func() time.Time
+}
+
+// overrun says whether another repetition would end the command past its
+// limit, after reps repetitions, and if so why. A repetition's time is
+// estimated from those this invocation measured, builds included: an
+// estimate on the long side stops a repetition early rather than overrun
+// the budget.
+func (b budget) overrun(reps int) (bool, string) {
+	measured := float64(reps) - b.before
+	if b.limit <= 0 || measured <= 0 {
+		return false, ""
+	}
+	spent := b.now().Sub(b.start)
+	each := time.Duration(float64(spent) / measured)
+	if spent+each <= b.limit {
+		return false, ""
+	}
+	return true, fmt.Sprintf("another repetition would overrun the %v budget (~%v each, %v spent)", b.limit, each.Round(time.Second), spent.Round(time.Second))
 }
 
 // enough is the runner's Enough: asked after reps repetitions.
@@ -44,15 +67,8 @@ func (w widthRule) enough(dir string, reps int) (bool, string, error) {
 	if p.Narrow() {
 		return true, p.String(), nil
 	}
-	// A repetition's time is estimated from those this invocation
-	// measured, builds included: an estimate on the long side stops a
-	// repetition early rather than overrun the budget.
-	if measured := float64(reps) - w.before; w.budget > 0 && measured > 0 {
-		spent := w.now().Sub(w.start)
-		each := time.Duration(float64(spent) / measured)
-		if spent+each > w.budget {
-			return true, fmt.Sprintf("another repetition would overrun the %v budget (~%v each, %v spent), and %s", w.budget, each.Round(time.Second), spent.Round(time.Second), p), nil
-		}
+	if over, why := w.overrun(reps); over {
+		return true, why + ", and " + p.String(), nil
 	}
 	return false, p.String(), nil
 }
@@ -95,7 +111,7 @@ func stopOnWidth(flags *pflag.FlagSet, f runFlags, s *study.Study, start time.Ti
 	if f.maxRepetitions < s.Repetitions {
 		return nil, usagef("--max-repetitions %d is below the %d repetitions the run makes before it looks at its intervals", f.maxRepetitions, s.Repetitions)
 	}
-	return &widthRule{target: target, budget: f.budget, start: start, before: before, now: time.Now, precision: measurePrecision}, nil
+	return &widthRule{target: target, budget: budget{limit: f.budget, start: start, before: before, now: time.Now}, precision: measurePrecision}, nil
 }
 
 // resumedFrom is what the run in dir reached: its count of repetitions

@@ -47,8 +47,8 @@ func TestWidthRuleStopsWhenNarrowOrOutOfBudget(t *testing.T) {
 		{"narrow beats the budget", narrow, 30 * time.Minute, 29 * time.Minute, 5, 0, true, "every one of the 3 intervals"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := widthRule{target: 0.1, budget: c.budget, start: start, before: c.before,
-				now: func() time.Time { return start.Add(c.spent) },
+			w := widthRule{target: 0.1, budget: budget{limit: c.budget, start: start, before: c.before,
+				now: func() time.Time { return start.Add(c.spent) }},
 				precision: func(dir string, target float64) (report.Precision, error) {
 					if dir != "run-dir" || target != 0.1 {
 						t.Errorf("precision of %q at %g, want run-dir at 0.1", dir, target)
@@ -61,7 +61,7 @@ func TestWidthRuleStopsWhenNarrowOrOutOfBudget(t *testing.T) {
 			}
 		})
 	}
-	w := widthRule{target: 0.1, now: time.Now, precision: func(string, float64) (report.Precision, error) {
+	w := widthRule{target: 0.1, budget: budget{now: time.Now}, precision: func(string, float64) (report.Precision, error) {
 		return report.Precision{}, errors.New("damaged summary.json")
 	}}
 	if _, _, err := w.enough("run-dir", 5); err == nil || !strings.Contains(err.Error(), "damaged summary.json") {
