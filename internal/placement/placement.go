@@ -294,9 +294,15 @@ func threads(pid int) ([]int, error) {
 var selfMu sync.Mutex
 
 // Self places every thread of msbench on c and sizes the Go scheduler to
-// it (GOMAXPROCS = len(c)), so that the load engine's threads stay on the
-// generator's cores. restore puts the affinity msbench had before back and
-// hands GOMAXPROCS back to the runtime's default.
+// it, so that the load engine's threads stay on the generator's cores:
+// GOMAXPROCS is len(c) + 1. The load loop waits for answers in a raw
+// system call that keeps its P (internal/load, loop.sleep), so with
+// len(c) Ps on one core nothing else of msbench runs until the loop's
+// next wake, up to 20 ms later: a link proxy in msbench then forwards a
+// request or an answer only at the loop's wakes, and a 0 ms link added
+// 40 ms to every round trip at low load. The extra P lets them run while
+// the loop sleeps, on the same cores. restore puts the affinity msbench
+// had before back and hands GOMAXPROCS back to the runtime's default.
 func Self(c CPUs) (restore func() error, err error) {
 	if err := Check(c); err != nil {
 		return nil, err
@@ -308,7 +314,7 @@ func Self(c CPUs) (restore func() error, err error) {
 		_ = Process(os.Getpid(), before)
 		return nil, err
 	}
-	runtime.GOMAXPROCS(len(c))
+	runtime.GOMAXPROCS(len(c) + 1)
 	return func() error {
 		selfMu.Lock()
 		defer selfMu.Unlock()
