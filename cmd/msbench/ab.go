@@ -30,6 +30,7 @@ type abFlags struct {
 	profile     string
 	variants    []string
 	steps       []string
+	users       int
 	failIf      []string
 	repetitions int
 	budget      time.Duration
@@ -74,7 +75,7 @@ twice fails at most 5% of the time, however many cells are gated.
 
 Exit status: 0 no rule breached, 1 a rule breached (or a deployment failed),
 2 bad usage (an unknown ref, step or variant, a malformed rule).`,
-		Example: `  msbench ab faas-gateway --base origin/main --variants nethttp-pooled-0ms --steps empty --fail-if 'p99>+5%' --budget 10m
+		Example: `  msbench ab faas-gateway --base origin/main --variants nethttp-pooled-0ms --steps empty --users 2 --fail-if 'p50>+5%' --budget 10m
   msbench ab thread-vs-fiber --base HEAD~1 --fail-if 'p50>+5%' --fail-if 'throughput<-5%' --json
   msbench ab cache --base v1.2 --new v1.3 --profile quick --repetitions 8`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -93,6 +94,7 @@ Exit status: 0 no rule breached, 1 a rule breached (or a deployment failed),
 	fl.StringVar(&f.profile, "profile", "", "profile of the study file to apply (default: quick when the study has it, else the file as written)")
 	fl.StringSliceVar(&f.variants, "variants", nil, "variants to compare, by key (default: every variant of the profile)")
 	fl.StringSliceVar(&f.steps, "steps", nil, "steps to measure, by name or glob (default: every step of the profile)")
+	fl.IntVar(&f.users, "users", 0, "users of every closed-model step instead of the study's, e.g. 2: a change in service time shows in latency below saturation, where the study's 150 users' queueing would hide it")
 	fl.IntVar(&f.repetitions, "repetitions", 5, fmt.Sprintf("the most repetitions; at least %d are made", abMinRepetitions))
 	fl.DurationVar(&f.budget, "budget", 0, fmt.Sprintf("add no repetition past the first %d that would end past this long after the command began, e.g. 10m", abMinRepetitions))
 	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON")
@@ -105,6 +107,9 @@ func runAB(cmd *cobra.Command, f abFlags, name string) (err error) {
 	start := time.Now()
 	if f.base == "" {
 		return usagef("--base is required: the git ref of the build to compare against")
+	}
+	if f.users < 0 {
+		return usagef("--users %d: want at least 1", f.users)
 	}
 	if f.repetitions < abMinRepetitions {
 		return usagef("--repetitions %d: ab decides on at least %d", f.repetitions, abMinRepetitions)
@@ -244,6 +249,15 @@ func abStudy(path, side string, f abFlags) (*study.Study, error) {
 	if len(f.steps) > 0 {
 		if err := s.KeepSteps(f.steps); err != nil {
 			return nil, usagef("%s: --steps: %v", side, err)
+		}
+	}
+	for _, st := range s.Load.Steps {
+		switch {
+		case f.users == 0:
+		case st.Load.Open:
+			return nil, usagef("--users %d: step %s sends at a rate (open model), not with users: leave it out with --steps", f.users, st.Name)
+		default:
+			st.Load.Users, st.Load.Connections = f.users, 0
 		}
 	}
 	return s, nil

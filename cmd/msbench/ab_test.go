@@ -156,6 +156,7 @@ func TestABBadUsage(t *testing.T) {
 		{"no base", []string{}, "--base is required"},
 		{"unknown ref", []string{"--base", "no-such-branch"}, `git ref "no-such-branch" names no commit`},
 		{"option as ref", []string{"--base", "--output=x"}, "does not begin with '-'"},
+		{"no users", []string{"--base", "HEAD", "--users", "-1"}, "--users -1: want at least 1"},
 		{"too few repetitions", []string{"--base", "HEAD", "--repetitions", "2"}, "--repetitions 2: ab decides on at least 3"},
 		{"unknown variant", []string{"--base", "HEAD", "--variants", "go"}, `--variants: `},
 		{"unknown step", []string{"--base", "HEAD", "--steps", "nosuch"}, `no step matches "nosuch"`},
