@@ -493,7 +493,7 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 	for _, w := range dep.warnings {
 		r.logf("  warning: %s", w)
 	}
-	r.logf("  ready in %.2fs", time.Since(started).Seconds())
+	r.logf("  %s ready in %.2fs", v.Key(), time.Since(started).Seconds())
 	target := dep.instance(r.study.Load.Service)
 	base := "http://" + dep.loadAddr(r.study.Load.Service)
 	var log *results.FirstRequests
