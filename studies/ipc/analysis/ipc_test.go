@@ -357,18 +357,7 @@ func TestSections(t *testing.T) {
 // The loss table counts, from the records, what became of every request
 // of a fault step.
 func TestLossTable(t *testing.T) {
-	// A run that skipped some steps of the default profile (as an earlier
-	// quick profile did): what it skipped, and what it measured for some
-	// variants only, must be named where it is missing.
 	s := loadStudy(t, "", 1, "0ms")
-	s.Load.Steps = slices.DeleteFunc(s.Load.Steps, func(st *study.Step) bool {
-		return slices.Contains([]string{"rate-10", "rate-160", "fault-pause-service", "overload-300", "overload-400"}, st.Name)
-	})
-	for _, st := range s.Load.Steps {
-		if st.Params["kind"] == "overload" {
-			st.Load.Duration = 15 * time.Second // a taste, shorter than the records below
-		}
-	}
 	v, _ := analysis.NewDataset(s, nil).Variant(map[string]string{"style": rest, "delay": "0ms"})
 	var recs []metrics.Record
 	add := func(n int, lat float64, status uint16, err metrics.ErrorClass) {
@@ -423,18 +412,7 @@ func TestLossTable(t *testing.T) {
 
 // Recovery is measured from the first fault that happened, and only then.
 func TestFaultEvent(t *testing.T) {
-	// A run that skipped some steps of the default profile (as an earlier
-	// quick profile did): what it skipped, and what it measured for some
-	// variants only, must be named where it is missing.
 	s := loadStudy(t, "", 1, "0ms")
-	s.Load.Steps = slices.DeleteFunc(s.Load.Steps, func(st *study.Step) bool {
-		return slices.Contains([]string{"rate-10", "rate-160", "fault-pause-service", "overload-300", "overload-400"}, st.Name)
-	})
-	for _, st := range s.Load.Steps {
-		if st.Params["kind"] == "overload" {
-			st.Load.Duration = 15 * time.Second // a taste, shorter than the records below
-		}
-	}
 	r := &ipcRun{ds: analysis.NewDataset(s, nil), callTimeoutMs: defaultCallTimeoutMs}
 	v, _ := r.ds.Variant(map[string]string{"style": grpc, "delay": "0ms"})
 	st := r.ds.Steps(killSteps)[0]
@@ -604,21 +582,19 @@ func keep(k func(bounded) (float64, bool), q bounded) (bounded, bool) {
 	return q, true
 }
 
-// What the quick profile skips (the lowest and highest rate, two overload
-// steps, the 1 and 5 ms delays) and what a variant lacks are named in the sections that would
-// have shown them; a doubly censored MTTF ratio keeps a note saying why
-// it orders nothing.
+// What a run skipped (the lowest and highest rate, two overload steps,
+// the pause fault, the 1 and 5 ms delays, as an earlier quick profile
+// did, with its 15 s overload) and what a variant lacks are named in the
+// sections that would have shown them; a doubly censored MTTF ratio keeps
+// a note saying why it orders nothing.
 func TestUnmeasuredIsNamed(t *testing.T) {
-	// A run that skipped some steps of the default profile (as an earlier
-	// quick profile did): what it skipped, and what it measured for some
-	// variants only, must be named where it is missing.
 	s := loadStudy(t, "", 1, "0ms")
 	s.Load.Steps = slices.DeleteFunc(s.Load.Steps, func(st *study.Step) bool {
 		return slices.Contains([]string{"rate-10", "rate-160", "fault-pause-service", "overload-300", "overload-400"}, st.Name)
 	})
 	for _, st := range s.Load.Steps {
 		if st.Params["kind"] == "overload" {
-			st.Load.Duration = 15 * time.Second // a taste, shorter than the records below
+			st.Load.Duration = 15 * time.Second // shorter than the records below
 		}
 	}
 	dir := t.TempDir()
