@@ -244,17 +244,7 @@ func Compare(base, new *Source, opt Options) (*Report, error) {
 }
 
 func comparePair(p pair, index int, opt Options) (Comparison, error) {
-	c := Comparison{
-		Step: p.base.Step, Variant: p.base.Variant, NewStep: p.new.Step, NewVariant: p.new.Variant,
-		BaseRuns: len(p.base.Units), NewRuns: len(p.new.Units),
-	}
-	for _, u := range p.base.Units {
-		c.BaseRequests += u.Summary.Requests
-	}
-	for _, u := range p.new.Units {
-		c.NewRequests += u.Summary.Requests
-	}
-	c.Warnings = append(warnings("BASE", p.base), warnings("NEW", p.new)...)
+	c := p.comparison()
 	switch {
 	case min(c.BaseRuns, c.NewRuns) >= 2:
 		compareRuns(&c, p, opt.Level)
@@ -282,6 +272,23 @@ func comparePair(p pair, index int, opt Options) (Comparison, error) {
 		return c, compareBlock(&c, p, index, opt)
 	}
 	return c, nil
+}
+
+// comparison starts the comparison of p: the cells it names, the runs and
+// requests on each side, and what makes either doubtful.
+func (p pair) comparison() Comparison {
+	c := Comparison{
+		Step: p.base.Step, Variant: p.base.Variant, NewStep: p.new.Step, NewVariant: p.new.Variant,
+		BaseRuns: len(p.base.Units), NewRuns: len(p.new.Units),
+	}
+	for _, u := range p.base.Units {
+		c.BaseRequests += u.Summary.Requests
+	}
+	for _, u := range p.new.Units {
+		c.NewRequests += u.Summary.Requests
+	}
+	c.Warnings = append(warnings("BASE", p.base), warnings("NEW", p.new)...)
+	return c
 }
 
 // warnings lists what makes a side's numbers doubtful.

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/stats"
@@ -32,10 +33,9 @@ func Paired(run *Source, pairs []Pair, base, new string, opt Options) (*Report, 
 		opt.Level = 0.95
 	}
 	cells := map[[2]string]*Cell{}
-	var steps []string
+	var steps []string // in the run's order
 	for _, c := range run.Cells {
-		if _, seen := cells[[2]string{c.Step, ""}]; !seen {
-			cells[[2]string{c.Step, ""}] = nil
+		if !slices.Contains(steps, c.Step) {
 			steps = append(steps, c.Step)
 		}
 		cells[[2]string{c.Step, c.Variant}] = c
@@ -49,11 +49,16 @@ func Paired(run *Source, pairs []Pair, base, new string, opt Options) (*Report, 
 	for _, step := range steps {
 		for _, p := range pairs {
 			b, n := cells[[2]string{step, p.Base}], cells[[2]string{step, p.New}]
-			if b == nil || n == nil {
-				r.Notes = append(r.Notes, fmt.Sprintf("step %s of %s: %s measured it and %s did not, so it is not compared", step, p.Label, sideThatHas(b, "BASE", "NEW"), sideThatHas(n, "BASE", "NEW")))
-				continue
+			switch {
+			case b != nil && n != nil:
+				r.Comparisons = append(r.Comparisons, comparePaired(step, p.Label, b, n, opt.Level))
+			case b != nil:
+				r.Notes = append(r.Notes, fmt.Sprintf("step %s of %s: BASE measured it and NEW did not, so it is not compared", step, p.Label))
+			case n != nil:
+				r.Notes = append(r.Notes, fmt.Sprintf("step %s of %s: NEW measured it and BASE did not, so it is not compared", step, p.Label))
+			default:
+				r.Notes = append(r.Notes, fmt.Sprintf("step %s of %s: neither side measured it", step, p.Label))
 			}
-			r.Comparisons = append(r.Comparisons, comparePaired(step, p.Label, b, n, opt.Level))
 		}
 	}
 	if len(r.Comparisons) == 0 {
@@ -62,42 +67,26 @@ func Paired(run *Source, pairs []Pair, base, new string, opt Options) (*Report, 
 	return r, nil
 }
 
-// sideThatHas words which side measured a step, for a note on one that
-// only one side did.
-func sideThatHas(c *Cell, this, other string) string {
-	if c == nil {
-		return other
-	}
-	return this
-}
-
 // comparePaired compares the units of b and n that share a repetition.
 func comparePaired(step, label string, b, n *Cell, level float64) Comparison {
 	byRep := map[int]Unit{}
 	for _, u := range b.Units {
 		byRep[u.Rep] = u
 	}
-	base, next := &Cell{Step: step, Variant: b.Variant}, &Cell{Step: step, Variant: n.Variant}
+	p := pair{&Cell{Step: step, Variant: b.Variant}, &Cell{Step: step, Variant: n.Variant}}
 	for _, u := range n.Units {
 		if bu, ok := byRep[u.Rep]; ok {
-			base.Units, next.Units = append(base.Units, bu), append(next.Units, u)
+			p.base.Units, p.new.Units = append(p.base.Units, bu), append(p.new.Units, u)
 		}
 	}
-	c := Comparison{Step: step, Variant: label, NewStep: step, NewVariant: label, Method: MethodPaired,
-		BaseRuns: len(base.Units), NewRuns: len(next.Units)}
+	c := p.comparison()
+	c.Variant, c.NewVariant, c.Method = label, label, MethodPaired
 	c.MethodDetail = fmt.Sprintf("%d repetitions, each deploying both sides at once and interleaving their slices; one NEW/BASE ratio per repetition from the two summaries, their geometric mean with a t-interval on the logs (%d degrees of freedom); errors by the mean of the per-repetition differences",
-		len(base.Units), max(len(base.Units)-1, 0))
-	if unpaired := len(b.Units) + len(n.Units) - 2*len(base.Units); unpaired > 0 {
+		c.BaseRuns, max(c.BaseRuns-1, 0))
+	if unpaired := len(b.Units) + len(n.Units) - 2*c.BaseRuns; unpaired > 0 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%d unit%s measured on one side only (the other's repetition failed) left out", unpaired, plural(unpaired)))
 	}
-	for _, u := range base.Units {
-		c.BaseRequests += u.Summary.Requests
-	}
-	for _, u := range next.Units {
-		c.NewRequests += u.Summary.Requests
-	}
-	c.Warnings = append(c.Warnings, append(warnings("BASE", base), warnings("NEW", next)...)...)
-	fromRuns(&c, pair{base, next}, level, func(d summarymetric.Descriptor, b, n []float64, level float64) (est, lo, hi float64) {
+	fromRuns(&c, p, level, func(d summarymetric.Descriptor, b, n []float64, level float64) (est, lo, hi float64) {
 		if d.Change == summarymetric.Ratio {
 			est, lo, hi, _ = stats.PairedRunRatio(b, n, level)
 		} else {

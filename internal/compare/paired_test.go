@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,6 +147,12 @@ func TestPairedMatchesRepetitions(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "BASE  main (abc123)\nNEW   working tree\nboth measured in ab\n") {
 		t.Errorf("text does not say what each side was built from:\n%s", text.String())
+	}
+	// A variant neither side measured (both its deployments failed) is
+	// said as such, not as one side's.
+	r, err = Paired(run, append(goPair, Pair{Label: "gin", Base: "base-gin", New: "new-gin"}), "b", "n", Options{})
+	if err != nil || !slices.Contains(r.Notes, "step empty of gin: neither side measured it") {
+		t.Errorf("notes %q, %v: want gin's empty step said unmeasured on both sides", r.Notes, err)
 	}
 	if _, err := Paired(&Source{Dir: "ab", Kind: KindRun}, goPair, "b", "n", Options{}); err == nil {
 		t.Error("a run with nothing to compare gave no error")
