@@ -61,21 +61,27 @@ func (s *Study) KeepVariants(keys []string) error {
 // KeepSteps keeps the steps whose names match any of the globs, in their
 // order; a glob that matches no step is an error listing the steps.
 func (s *Study) KeepSteps(globs []string) error {
-	matches := func(name string) bool {
-		return slices.ContainsFunc(globs, func(g string) bool { ok, _ := path.Match(g, name); return ok })
-	}
+	matched := make([]bool, len(globs))
+	var kept []*Step
 	var names []string
 	for _, st := range s.Load.Steps {
 		names = append(names, st.Name)
-	}
-	for _, g := range globs {
-		if _, err := path.Match(g, ""); err != nil {
-			return fmt.Errorf("step pattern %q: %w", g, err)
+		keep := false
+		for i, g := range globs {
+			ok, err := path.Match(g, st.Name)
+			if err != nil {
+				return fmt.Errorf("step pattern %q: %w", g, err)
+			}
+			matched[i] = matched[i] || ok
+			keep = keep || ok
 		}
-		if !slices.ContainsFunc(names, func(n string) bool { ok, _ := path.Match(g, n); return ok }) {
-			return fmt.Errorf("%s: no step matches %q (steps: %s)", s.File, g, strings.Join(names, ", "))
+		if keep {
+			kept = append(kept, st)
 		}
 	}
-	s.Load.Steps = slices.DeleteFunc(slices.Clone(s.Load.Steps), func(st *Step) bool { return !matches(st.Name) })
+	if i := slices.Index(matched, false); i >= 0 {
+		return fmt.Errorf("%s: no step matches %q (steps: %s)", s.File, globs[i], strings.Join(names, ", "))
+	}
+	s.Load.Steps = kept
 	return nil
 }
