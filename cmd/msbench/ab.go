@@ -135,42 +135,41 @@ func runAB(cmd *cobra.Command, f abFlags, name string) (err error) {
 			err = errors.Join(err, c.Remove())
 		}
 	}()
-	exportRef := func(ref string) (string, error) {
+	// exportRef copies ref and returns the copy's root and what it is.
+	exportRef := func(ref string) (dir, what string, err error) {
 		// Interrupted before or during the copy: nothing was measured.
 		if ctx.Err() != nil {
-			return "", errInterrupted
+			return "", "", errInterrupted
 		}
 		e, err := checkout.ExportRef(ctx, root, ref)
 		switch {
 		case ctx.Err() != nil:
-			return "", errInterrupted
+			return "", "", errInterrupted
 		case err != nil:
-			return "", usageError{err}
+			return "", "", usageError{err}
 		}
 		copies = append(copies, e)
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s copied to %s\n", e, e.Dir)
-		return e.String(), nil
+		return e.Dir, e.String(), nil
 	}
 	if !cmd.Flags().Changed("profile") {
 		f.profile = defaultProfile(path)
 	}
-	// NEW first: a mistake in what was asked shows before any copy.
+	// NEW first: a mistake in what was asked shows before BASE is copied.
 	newRoot, newName := root, "the working tree of "+root
 	if f.new != "" {
-		if newName, err = exportRef(f.new); err != nil {
+		if newRoot, newName, err = exportRef(f.new); err != nil {
 			return err
 		}
-		newRoot = copies[0].Dir
 	}
 	next, err := abStudy(filepath.Join(newRoot, rel), "NEW", f)
 	if err != nil {
 		return err
 	}
-	baseName, err := exportRef(f.base)
+	baseRoot, baseName, err := exportRef(f.base)
 	if err != nil {
 		return err
 	}
-	baseRoot := copies[len(copies)-1].Dir
 	base, err := abStudy(filepath.Join(baseRoot, rel), "BASE", f)
 	if err != nil {
 		return err
