@@ -33,7 +33,7 @@ type Tree struct {
 // source is what a checkout's variants are deployed with.
 type source struct {
 	study  *study.Study
-	values map[string]string // root and build.NAME, over the lab's
+	values map[string]string // the lab's at build time, with the checkout's root and build.NAME
 }
 
 // buildSources builds every other checkout's builds from its own root,
@@ -46,7 +46,10 @@ func (l *Lab) buildSources(ctx context.Context, src Sources, cacheDir string) (m
 	l.sourceAxis = src.Axis
 	for _, name := range slices.Sorted(maps.Keys(src.Trees)) {
 		t := src.Trees[name]
-		values := map[string]string{"root": t.Root}
+		// The lab's placeholders (data, tokens) with the checkout's root:
+		// a build command may read any of them, as the run's own builds do.
+		values := maps.Clone(l.values)
+		values["root"] = t.Root
 		built, err := l.buildInto(ctx, t.Study, cacheDir, values, name+"/")
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", src.Axis, name, err)
