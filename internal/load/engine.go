@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/msbench/msbench/internal/metrics"
-	"github.com/msbench/msbench/internal/pacer"
 	"github.com/msbench/msbench/internal/placement"
 )
 
@@ -37,7 +36,7 @@ type Config struct {
 	Iterations int // per user; 0 means no limit
 
 	// Open model.
-	Pacer  *pacer.Pacer
+	Pacer  Schedule
 	Pacing Pacing
 	Tick   time.Duration // coarse pacing's grid of wake-ups; 0 for precise
 
@@ -57,6 +56,11 @@ type Config struct {
 	// AllowRemote lets the load go to a host that is not this machine;
 	// by default every address the target's host names must be loopback.
 	AllowRemote bool
+
+	// Start, when set, is the load's time zero: Run waits for it and
+	// measures every intended time from it, so that generators started on
+	// several machines at one agreed instant send one schedule.
+	Start time.Time
 }
 
 // Pacing chooses how the open model waits for an arrival's time.
@@ -273,7 +277,11 @@ func (e *Engine) TargetNames() []string {
 // error means the load could not start, or, with a valid summary, that the
 // records could not be written.
 func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error) {
-	e.base = time.Now()
+	base, err := e.zero(ctx)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	e.base = base
 	e.baseUnix = e.base.UnixNano()
 	l, err := e.newLoop()
 	if err != nil {
