@@ -1,0 +1,235 @@
+package image
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAptMirror(t *testing.T) {
+	cases := []struct {
+		name    string
+		list    string
+		sources map[string]string
+		want    string
+	}{
+		{"one-line", "# comment\ndeb-src http://src.example/debian bookworm main\ndeb http://one.example/debian bookworm main\n", nil, "http://one.example/debian"},
+		{"one-line with options", "deb [arch=amd64 signed-by=/k.gpg] http://opt.example/debian bookworm main contrib\n", nil, "http://opt.example/debian"},
+		{"another suite first", "deb http://old.example/debian bullseye main\ndeb http://new.example/debian bookworm main\n", nil, "http://new.example/debian"},
+		{"deb822", "", map[string]string{"debian.sources": "Types: deb\n# http://snapshot.example/\nURIs: http://deb.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\nTypes: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\n"}, "http://deb.example/debian"},
+		{"deb822 source-only stanza skipped", "", map[string]string{"a.sources": "Types: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\nTypes: deb\nURIs: http://bin.example/debian\nSuites: bookworm\n"}, "http://bin.example/debian"},
+		{"none", "deb http://old.example/debian bullseye main\n", map[string]string{"x.sources": "Types: deb\nURIs: http://sec.example/\nSuites: bookworm-security\n"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			list := filepath.Join(dir, "sources.list")
+			if err := os.WriteFile(list, []byte(c.list), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d := filepath.Join(dir, "sources.list.d")
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, content := range c.sources {
+				if err := os.WriteFile(filepath.Join(d, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := aptMirror("bookworm", list, d)
+			if c.want == "" {
+				if err == nil {
+					t.Fatalf("found %q where there is no source", got)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("mirror %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// fakeDebootstrap stands in for debootstrap: it makes a tiny root file
+// system (with a downloaded package left in apt's cache, as the real one
+// does) and logs each call's arguments.
+func fakeDebootstrap(t *testing.T) (calls func() []string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("Store.Debian runs debootstrap in a mount namespace of its own, which needs root")
+	}
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "calls")
+	script := filepath.Join(dir, "debootstrap")
+	err := os.WriteFile(script, []byte(`#!/bin/sh
+echo "$*" >> `+logFile+`
+for a; do root=$prev; prev=$a; done
+mkdir -p $root/bin $root/etc $root/var/cache/apt/archives
+echo sh > $root/bin/sh
+chmod 755 $root/bin/sh
+echo "$*" > $root/etc/made-by
+touch $root/var/cache/apt/archives/bash_5.2_amd64.deb
+`), 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := debootstrap
+	debootstrap = script
+	t.Cleanup(func() { debootstrap = old })
+	return func() []string {
+		data, _ := os.ReadFile(logFile)
+		return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(data)), " ", "|"))
+	}
+}
+
+func TestDebianBaseIsBuiltOnceAndCached(t *testing.T) {
+	calls := fakeDebootstrap(t)
+	store := &Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	python := Debian{Packages: []string{"python3", "ca-certificates"}, Mirror: "http://mirror.invalid/debian"}
+	first, err := store.Debian(ctx, python)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same description, packages in another order and from another
+	// mirror: the cached base.
+	again, err := store.Debian(ctx, Debian{Suite: "bookworm", Packages: []string{"ca-certificates", "python3"}, Mirror: "http://other.invalid/debian"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); len(got) != 1 {
+		t.Fatalf("debootstrap ran %d times for one description: %q", len(got), got)
+	}
+	want := "--variant=minbase|--include=ca-certificates,python3|bookworm|"
+	if got := calls()[0]; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "/rootfs|http://mirror.invalid/debian") {
+		t.Fatalf("debootstrap %s, want %s…/rootfs|http://mirror.invalid/debian", got, want)
+	}
+	d1, _ := first.Digest()
+	d2, _ := again.Digest()
+	if d1 != d2 {
+		t.Fatalf("cached base %s, first %s", d2, d1)
+	}
+
+	layers, err := first.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("%d layers, %v", len(layers), err)
+	}
+	files := layerEntries(t, layers[0])
+	if files["bin/sh"].Mode != 0o755 || files["etc/made-by"].Content == "" {
+		t.Errorf("root file system lacks what debootstrap made: %v", files)
+	}
+	if _, ok := files["var/cache/apt/archives/bash_5.2_amd64.deb"]; ok {
+		t.Error("the downloaded packages were kept in the image")
+	}
+	cfg, err := first.ConfigFile()
+	if err != nil || len(cfg.Config.Env) != 1 || !strings.HasPrefix(cfg.Config.Env[0], "PATH=") {
+		t.Errorf("base env %v, %v: want a PATH", cfg.Config.Env, err)
+	}
+
+	if _, err := store.Debian(ctx, Debian{Packages: []string{"nodejs"}, Mirror: "http://mirror.invalid/debian"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); len(got) != 2 {
+		t.Fatalf("another package list was taken from the cache: calls %q", got)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(store.Dir, "bases", ".tmp*")); len(leftovers) > 0 {
+		t.Errorf("left behind %v", leftovers)
+	}
+}
+
+func TestDebianFailureCachesNothing(t *testing.T) {
+	fakeDebootstrap(t)
+	dir := t.TempDir()
+	failing := filepath.Join(dir, "debootstrap")
+	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'E: Failed getting release file' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	debootstrap = failing
+	store := &Store{Dir: t.TempDir()}
+	_, err := store.Debian(context.Background(), Debian{Mirror: "http://mirror.invalid/debian"})
+	if err == nil || !strings.Contains(err.Error(), "Failed getting release file") {
+		t.Fatalf("err = %v, want debootstrap's message", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(store.Dir, "bases")); len(left) != 0 {
+		t.Fatalf("a failed bootstrap left %v", left)
+	}
+}
+
+// TestDebianBaseFromTheMirror runs the real debootstrap against this
+// machine's apt mirror, cold then warm, and builds a Python image on it.
+func TestDebianBaseFromTheMirror(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: debootstrap downloads and installs a Debian system (about a minute)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("debootstrap needs root")
+	}
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		t.Skip("debootstrap is not installed (apt-get install debootstrap)")
+	}
+	mirror, err := aptMirror("bookworm", "/etc/apt/sources.list", "/etc/apt/sources.list.d")
+	if err != nil {
+		t.Skipf("no apt mirror for bookworm: %v", err)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Head(strings.TrimSuffix(mirror, "/") + "/dists/bookworm/Release")
+	if err != nil {
+		t.Skipf("apt mirror %s unreachable: %v", mirror, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Skipf("apt mirror %s: %s", mirror, resp.Status)
+	}
+
+	store := &Store{Dir: t.TempDir()}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	python := Debian{Packages: PythonPackages}
+	start := time.Now()
+	base, err := store.Debian(ctx, python)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := time.Since(start)
+	start = time.Now()
+	if _, err := store.Debian(ctx, python); err != nil {
+		t.Fatal(err)
+	}
+	warm := time.Since(start)
+	layers, _ := base.Layers()
+	compressed, _ := layers[0].Size()
+	t.Logf("debian base %v: cold %v, warm %v, layer %.1f MB compressed",
+		python.Packages, cold.Round(time.Millisecond), warm.Round(time.Millisecond), float64(compressed)/1e6)
+
+	img, err := store.Build(ctx, Spec{
+		Base:   base,
+		Layers: []Layer{appLayer(tree(t, map[string]string{"main.py": "print('hi')\n"}))},
+		Config: Config{Entrypoint: []string{"python3", "/app/main.py"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	all, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		for name := range layerEntries(t, l) {
+			files[name] = true
+		}
+	}
+	for _, want := range []string{"usr/bin/python3", "etc/ssl/certs/ca-certificates.crt", "usr/bin/sh", "bin", "app/main.py"} {
+		if !files[want] {
+			t.Errorf("image lacks %s", want)
+		}
+	}
+	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), store.Dir) {
+		t.Errorf("debootstrap left mounts under %s", store.Dir)
+	}
+}
