@@ -73,12 +73,12 @@ func Specs(spec loadspec.Spec, n int, start time.Time, clusterNetworks []netip.P
 	return out, nil
 }
 
-// ReadSpec reads a generator's spec from a file, or standard input for "-".
-func ReadSpec(path string) (Spec, error) {
+// ReadSpec reads a generator's spec from a file, or from stdin for "-".
+func ReadSpec(path string, stdin io.Reader) (Spec, error) {
 	var data []byte
 	var err error
 	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
+		data, err = io.ReadAll(stdin)
 	} else {
 		data, err = os.ReadFile(path)
 	}

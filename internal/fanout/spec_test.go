@@ -103,7 +103,7 @@ func TestSpecFile(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	read, err := ReadSpec(path)
+	read, err := ReadSpec(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestSpecFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"share":{"index":0,"of":1},"stray":1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSpec(path); err == nil || !strings.Contains(err.Error(), "stray") {
+	if _, err := ReadSpec(path, nil); err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Errorf("a spec with an unknown field: %v", err)
 	}
 }

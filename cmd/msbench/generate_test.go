@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/fanout"
+	"github.com/msbench/msbench/internal/load"
+	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/results"
+)
+
+// generateCmd runs msbench generate with args, stdin as its input.
+func generateCmd(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	cmd := newGenerateCmd()
+	var stdout bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetIn(bytes.NewReader(stdin))
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(ctx)
+	return stdout.String(), err
+}
+
+// TestGenerateCommands: two msbench generate commands, one spec read from
+// a file and one from standard input, send one load at a fixed rate from
+// one start; merged, every request is there once at the rate asked.
+func TestGenerateCommands(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }))
+	defer srv.Close()
+	const rate = 100.0
+	spec := loadspec.Spec{Open: true, Rate: rate, Duration: time.Second, Connections: 4, Targets: []load.Target{{URL: srv.URL}}}
+	specs, err := fanout.Specs(spec, 2, time.Now().Add(time.Second).Round(0), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	dirs := []results.StepDir{results.StepDir(filepath.Join(tmp, "a")), results.StepDir(filepath.Join(tmp, "b"))}
+	first, _ := json.Marshal(specs[0])
+	second, _ := json.Marshal(specs[1])
+	specFile := filepath.Join(tmp, "spec0.json")
+	if err := os.WriteFile(specFile, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, 2)
+	errs := make([]error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		outs[0], errs[0] = generateCmd(context.Background(), nil, "-q", "--spec", specFile, "--out", string(dirs[0]))
+	}()
+	go func() {
+		defer wg.Done()
+		outs[1], errs[1] = generateCmd(context.Background(), second, "-q", "--json", "--spec", "-", "--out", string(dirs[1]))
+	}()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("generator %d: %v", i+1, err)
+		}
+	}
+	if !strings.Contains(outs[0], "records: "+dirs[0].RecordsPath()) {
+		t.Errorf("generator 1 printed %q", outs[0])
+	}
+	var s1 struct{ Requests int64 }
+	if err := json.Unmarshal([]byte(outs[1]), &s1); err != nil || s1.Requests == 0 {
+		t.Errorf("generator 2 printed %q (%v)", outs[1], err)
+	}
+	out := results.StepDir(filepath.Join(tmp, "merged"))
+	s, _, err := fanout.Merge(out, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := out.ReadRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		if seen[r.Seq] {
+			t.Fatalf("sequence number %d twice", r.Seq)
+		}
+		seen[r.Seq] = true
+	}
+	if int64(len(rows)) != s.Requests || s.Requests+s.Unsent != 100 {
+		t.Errorf("%d records, %d requests, %d unsent; want 100 in all", len(rows), s.Requests, s.Unsent)
+	}
+	// Generous and one-sided below: the machine is busy.
+	if s.TargetRPS != rate || s.ThroughputRPS < rate/2 || s.ThroughputRPS > rate*100/99 {
+		t.Errorf("target %v req/s, throughput %.1f; want %v asked and about that sent", s.TargetRPS, s.ThroughputRPS, rate)
+	}
+}
+
+func TestGenerateUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"load": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"no spec", []string{"--out", dir}, "", "needs --spec and --out"},
+		{"no out", []string{"--spec", "-"}, "", "needs --spec and --out"},
+		{"an argument", []string{"--spec", "-", "--out", dir, "http://127.0.0.1/"}, "", "takes no arguments"},
+		{"no such file", []string{"--spec", filepath.Join(dir, "none.json"), "--out", dir}, "", "no such file"},
+		{"not a spec", []string{"--spec", bad, "--out", dir}, "", "cannot unmarshal"},
+		{"empty stdin", []string{"--spec", "-", "--out", dir}, "", "EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := generateCmd(context.Background(), []byte(tt.stdin), tt.args...)
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want a usage error saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestGenerateInterruptedExits130(t *testing.T) {
+	specs, err := fanout.Specs(loadspec.Spec{Users: 1, Iterations: 1, Targets: []load.Target{{URL: "http://127.0.0.1:9/"}}}, 1, time.Now().Add(time.Minute), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(specs[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := generateCmd(ctx, data, "-q", "--spec", "-", "--out", t.TempDir()); !errors.Is(err, errInterrupted) {
+		t.Errorf("interrupted while waiting for the start: %v, want errInterrupted", err)
+	}
+}
