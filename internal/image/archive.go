@@ -31,7 +31,7 @@ func (i Image) WriteArchive(file, ref string) error {
 	if err != nil {
 		return fmt.Errorf("image archive: %w", err)
 	}
-	err = writeAtomic(file, func(w io.Writer) error { return i.writeLayout(w, tag.String()) })
+	err = writeAtomic(file, func(w io.Writer) error { return i.writeLayout(w, tag.String()) }, nil)
 	if err != nil {
 		return fmt.Errorf("image archive: %w", err)
 	}

@@ -70,13 +70,17 @@ var debootstrap = "debootstrap"
 // and downloads some 50 MB — and kept under Store.Dir by a hash of d, then
 // reused by every later call, from any process.
 func (s *Store) Debian(ctx context.Context, d Debian) (v1.Image, error) {
-	file := filepath.Join(s.Dir, "bases", "debian-"+d.suite()+"-"+d.key()+".tar.gz")
-	if _, err := os.Stat(file + ".json"); err != nil {
-		if err := s.bootstrap(ctx, d, file); err != nil {
+	file := filepath.Join(s.Dir, "bases", "debian-"+d.suite()+"-"+d.key()+".json")
+	info, err := readInfo(file)
+	if err != nil {
+		if info, err = s.bootstrap(ctx, d); err == nil {
+			err = writeInfo(file, info)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("debian base %s %v: %w", d.suite(), d.Packages, err)
 		}
 	}
-	layer, err := openLayer(file)
+	layer, err := openLayer(s.layers(), info)
 	if err != nil {
 		return nil, err
 	}
@@ -96,21 +100,22 @@ func (s *Store) Debian(ctx context.Context, d Debian) (v1.Image, error) {
 	return configure(img, Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}})
 }
 
-// bootstrap runs debootstrap into a directory beside file and packs it.
-func (s *Store) bootstrap(ctx context.Context, d Debian, file string) error {
+// bootstrap runs debootstrap into a directory of the store and packs it
+// as a layer.
+func (s *Store) bootstrap(ctx context.Context, d Debian) (blobInfo, error) {
 	mirror := d.Mirror
 	if mirror == "" {
 		var err error
 		if mirror, err = aptMirror(d.suite(), "/etc/apt/sources.list", "/etc/apt/sources.list.d"); err != nil {
-			return err
+			return blobInfo{}, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return blobInfo{}, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(file), ".tmp-rootfs-")
+	tmp, err := os.MkdirTemp(s.Dir, ".tmp-rootfs-")
 	if err != nil {
-		return err
+		return blobInfo{}, err
 	}
 	defer os.RemoveAll(tmp)
 	rootfs := filepath.Join(tmp, "rootfs")
@@ -121,7 +126,7 @@ func (s *Store) bootstrap(ctx context.Context, d Debian, file string) error {
 	args = append(args, d.suite(), rootfs, mirror)
 	logPath := filepath.Join(tmp, "debootstrap.log")
 	if err := runIsolated(ctx, logPath, debootstrap, args...); err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", debootstrap, strings.Join(args, " "), err, proc.LogTail(logPath, 20))
+		return blobInfo{}, fmt.Errorf("%s %s: %w\n%s", debootstrap, strings.Join(args, " "), err, proc.LogTail(logPath, 20))
 	}
 	// What apt keeps to install more: never used in an image, and a third
 	// of its size.
@@ -129,16 +134,16 @@ func (s *Store) bootstrap(ctx context.Context, d Debian, file string) error {
 		matches, _ := filepath.Glob(filepath.Join(rootfs, glob))
 		for _, m := range matches {
 			if err := os.Remove(m); err != nil {
-				return err
+				return blobInfo{}, err
 			}
 		}
 	}
 	l := Layer{Copies: []Copy{{Src: rootfs, Dest: "/"}}, KeepOwners: true}
 	entries, err := l.entries()
 	if err != nil {
-		return err
+		return blobInfo{}, err
 	}
-	return l.compress(file, entries)
+	return l.compress(s.layers(), entries)
 }
 
 // runIsolated runs a command in a mount namespace of its own (Go makes its

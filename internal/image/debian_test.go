@@ -137,7 +137,7 @@ func TestDebianBaseIsBuiltOnceAndCached(t *testing.T) {
 	if got := calls(); len(got) != 2 {
 		t.Fatalf("another package list was taken from the cache: calls %q", got)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(store.Dir, "bases", ".tmp*")); len(leftovers) > 0 {
+	if leftovers, _ := filepath.Glob(filepath.Join(store.Dir, "*", ".tmp*")); len(leftovers) > 0 {
 		t.Errorf("left behind %v", leftovers)
 	}
 }
@@ -155,7 +155,7 @@ func TestDebianFailureCachesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Failed getting release file") {
 		t.Fatalf("err = %v, want debootstrap's message", err)
 	}
-	if left, _ := os.ReadDir(filepath.Join(store.Dir, "bases")); len(left) != 0 {
+	if left, _ := os.ReadDir(store.Dir); len(left) != 0 {
 		t.Fatalf("a failed bootstrap left %v", left)
 	}
 }

@@ -14,8 +14,16 @@
 //		Layers: []image.Layer{{Copies: []image.Copy{{Src: buildDir, Dest: "/app"}}}},
 //		Config: image.Config{Entrypoint: []string{"/app/server"}, WorkingDir: "/app"},
 //	})
+//	// the local cluster: ctr -n k8s.io images import gateway.tar, then a pod
+//	// with image msbench.local/gateway:TAG and imagePullPolicy Never
 //	err = img.WriteArchive("gateway.tar", "msbench.local/gateway:"+img.Digest.Hex[:12])
-//	// or: digest, err := img.Push(ctx, "registry.example/gateway:tag")
+//	// a real cluster: the pod names REPOSITORY@img.Digest
+//	ref, err := name.ParseReference("registry.example/gateway:tag")
+//	err = img.Push(ctx, ref, remote.WithAuthFromKeychain(authn.DefaultKeychain))
+//
+// A Java or Node service adds the host's runtime as a layer at the same
+// path (HostPaths("/usr/lib/jvm/temurin-25-jdk-amd64")); on a real cluster
+// a base comes from Pull instead of Store.Debian.
 package image
 
 import (
@@ -37,6 +45,9 @@ import (
 type Store struct {
 	Dir string
 }
+
+// layers is where the store keeps layer blobs, each named by its diffID.
+func (s *Store) layers() string { return filepath.Join(s.Dir, "layers") }
 
 // Config is what the image runs, as in an OCI image config.
 type Config struct {
@@ -91,7 +102,7 @@ func (s *Store) Build(ctx context.Context, spec Spec) (Image, error) {
 		if err := ctx.Err(); err != nil {
 			return Image{}, err
 		}
-		layer, err := l.build(filepath.Join(s.Dir, "layers"))
+		layer, err := l.build(s.layers())
 		if err != nil {
 			return Image{}, fmt.Errorf("image layer %d: %w", i+1, err)
 		}

@@ -110,6 +110,39 @@ func TestDigestIsReproducible(t *testing.T) {
 	}
 }
 
+func TestLayerIsKeptAndReused(t *testing.T) {
+	store := &Store{Dir: t.TempDir()}
+	files := map[string]string{"server": "ELF"}
+	first := build(t, store, Spec{Layers: []Layer{appLayer(tree(t, files))}})
+	blobs, _ := filepath.Glob(filepath.Join(store.layers(), "sha256-*.tar.gz"))
+	if len(blobs) != 1 {
+		t.Fatalf("blobs %v, want one", blobs)
+	}
+	kept, err := os.Stat(blobs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := build(t, store, Spec{Layers: []Layer{appLayer(tree(t, files))}})
+	if now, err := os.Stat(blobs[0]); err != nil || !os.SameFile(kept, now) || again.Digest != first.Digest {
+		t.Fatalf("the same files were compressed again (%v) or gave another image (%s, %s)", err, first.Digest, again.Digest)
+	}
+
+	// A blob whose info was never written (a build killed between the
+	// two) is made again, not trusted.
+	if err := os.Remove(blobs[0] + ".json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blobs[0], []byte("truncated"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if remade := build(t, store, Spec{Layers: []Layer{appLayer(tree(t, files))}}); remade.Digest != first.Digest {
+		t.Fatalf("remade %s, first %s", remade.Digest, first.Digest)
+	}
+	if left, _ := filepath.Glob(filepath.Join(store.layers(), ".tmp*")); len(left) > 0 {
+		t.Fatalf("left %v", left)
+	}
+}
+
 // tarEntry is what a test checks of one entry of a layer.
 type tarEntry struct {
 	Type     byte

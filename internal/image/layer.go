@@ -184,13 +184,13 @@ func (l Layer) build(dir string) (v1.Layer, error) {
 	if err := l.writeTar(h, entries); err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
-	file := filepath.Join(dir, "sha256-"+hex.EncodeToString(h.Sum(nil))+".tar.gz")
-	if _, err := os.Stat(file + ".json"); err != nil {
-		if err := l.compress(file, entries); err != nil {
+	info, err := readInfo(blobFile(dir, sum(h)) + ".json")
+	if err != nil {
+		if info, err = l.compress(dir, entries); err != nil {
 			return nil, err
 		}
 	}
-	return openLayer(file)
+	return openLayer(dir, info)
 }
 
 // blobInfo is what a registry and a manifest need of a layer blob,
@@ -202,11 +202,20 @@ type blobInfo struct {
 	Size   int64   `json:"size"`
 }
 
-// compress writes l's entries to file as a gzipped tar, then its blobInfo;
-// the info is written last, so a file without one is incomplete.
-func (l Layer) compress(file string, entries []entry) error {
+// blobFile is where a layer blob is kept: named by its content, so that a
+// file once written never changes, even when two processes build layers
+// that differ (two debootstraps of one description) at the same time.
+func blobFile(dir string, diffID v1.Hash) string {
+	return filepath.Join(dir, diffID.Algorithm+"-"+diffID.Hex+".tar.gz")
+}
+
+// compress writes l's entries into dir as a gzipped tar, then its blobInfo
+// beside it; the info is written last, so a blob without one is
+// incomplete and made again.
+func (l Layer) compress(dir string, entries []entry) (blobInfo, error) {
 	var info blobInfo
-	err := writeAtomic(file, func(w io.Writer) error {
+	tmp := filepath.Join(dir, "layer")
+	err := writeAtomic(tmp, func(w io.Writer) error {
 		digest, diffID := sha256.New(), sha256.New()
 		counted := &countingWriter{w: io.MultiWriter(w, digest)}
 		zw, err := gzip.NewWriterLevel(counted, gzip.BestSpeed)
@@ -221,14 +230,27 @@ func (l Layer) compress(file string, entries []entry) error {
 		}
 		info = blobInfo{Digest: sum(digest), DiffID: sum(diffID), Size: counted.n}
 		return nil
-	})
+	}, func(string) string { return blobFile(dir, info.DiffID) })
 	if err == nil {
-		err = writeAtomic(file+".json", func(w io.Writer) error { return json.NewEncoder(w).Encode(info) })
+		err = writeInfo(blobFile(dir, info.DiffID)+".json", info)
 	}
 	if err != nil {
-		return fmt.Errorf("layer: %w", err)
+		return blobInfo{}, fmt.Errorf("layer: %w", err)
 	}
-	return nil
+	return info, nil
+}
+
+func writeInfo(file string, info blobInfo) error {
+	return writeAtomic(file, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }, nil)
+}
+
+func readInfo(file string) (blobInfo, error) {
+	var info blobInfo
+	data, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(data, &info)
+	}
+	return info, err
 }
 
 func sum(h hash.Hash) v1.Hash {
@@ -258,23 +280,20 @@ func (f fileLayer) Size() (int64, error)                { return f.info.Size, ni
 func (f fileLayer) MediaType() (types.MediaType, error) { return types.OCILayer, nil }
 func (f fileLayer) Compressed() (io.ReadCloser, error)  { return os.Open(f.file) }
 
-// openLayer reads a layer blob written by compress.
-func openLayer(file string) (v1.Layer, error) {
-	data, err := os.ReadFile(file + ".json")
-	if err != nil {
-		return nil, fmt.Errorf("layer %s: %w", file, err)
-	}
-	var info blobInfo
-	if err := json.Unmarshal(data, &info); err != nil {
-		return nil, fmt.Errorf("layer %s: %w", file, err)
+// openLayer is the blob info describes, kept in dir by compress.
+func openLayer(dir string, info blobInfo) (v1.Layer, error) {
+	file := blobFile(dir, info.DiffID)
+	if _, err := os.Stat(file); err != nil {
+		return nil, fmt.Errorf("layer: %w", err)
 	}
 	return partial.CompressedToLayer(fileLayer{file: file, info: info})
 }
 
 // writeAtomic writes name through a temporary file beside it, renamed into
 // place when complete, so that a killed build never leaves a truncated
-// layer that a later run would take for a cached one.
-func writeAtomic(name string, write func(io.Writer) error) error {
+// layer that a later run would take for a cached one. rename, when not
+// nil, names the file once it is written (a blob is named by its digest).
+func writeAtomic(name string, write func(io.Writer) error, rename func(string) string) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
@@ -289,6 +308,9 @@ func writeAtomic(name string, write func(io.Writer) error) error {
 	}
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if rename != nil {
+		name = rename(name)
 	}
 	return os.Rename(f.Name(), name)
 }
