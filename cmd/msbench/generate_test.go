@@ -80,10 +80,11 @@ func TestGenerateCommands(t *testing.T) {
 		t.Errorf("generator 2 printed %q (%v)", outs[1], err)
 	}
 	out := results.StepDir(filepath.Join(tmp, "merged"))
-	s, _, err := fanout.Merge(out, dirs)
+	m, err := fanout.Merge(out, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := m.Summary
 	rows, err := out.ReadRecords()
 	if err != nil {
 		t.Fatal(err)

@@ -44,11 +44,11 @@ func generate(t *testing.T, spec loadspec.Spec, n int) (metrics.Summary, []Gener
 		}
 	}
 	out := results.StepDir(t.TempDir())
-	s, gens, err := Merge(out, dirs)
+	m, err := Merge(out, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, gens, out, start
+	return m.Summary, m.Generators, out, start
 }
 
 func server(t *testing.T) *httptest.Server {

@@ -53,10 +53,9 @@ type part struct {
 	summary metrics.Summary
 }
 
-// Merge reads the outputs that the generators of one step's load wrote
-// (Generate, one directory each) and writes into out the step one
-// generator would have written: records.parquet, summary.json and, beside
-// them, generators.json. It returns the summary and the generators.
+// Merged is the outputs that the generators of one step's load wrote
+// (Generate, one directory each), read, checked to be the shares of one
+// load, and merged into what one generator would have measured:
 //
 //   - HDR histograms are merged exactly (metrics.Merge), so percentiles
 //     are those of every request together, within HDR's precision.
@@ -70,18 +69,24 @@ type part struct {
 //     share's. Each generator's own warnings are kept, naming it.
 //   - Generator CPU adds up; the summary's utilization (the audit's
 //     saturation test) is the busiest generator's, each sending from a
-//     core of its own; generators.json has each.
-//   - Records are concatenated in order of intended start (ties: by
-//     generator, then by its own order) and renumbered from 0 in that
-//     order, so sequence numbers are unique and, in the open model with
-//     every arrival sent, each request's index in the one schedule.
-//     Worker numbers are offset per generator (see Generator.Workers) so
-//     no two generators' users share one. The records are held in memory
-//     while they are sorted.
-func Merge(out results.StepDir, dirs []results.StepDir) (metrics.Summary, []Generator, error) {
+//     core of its own; Generators has each.
+//   - Records (WriteRecords) are concatenated in order of intended start
+//     (ties: by generator, then by its own order) and renumbered from 0
+//     in that order, so sequence numbers are unique and, in the open
+//     model with every arrival sent, each request's index in the one
+//     schedule. Worker numbers are offset per generator (see
+//     Generator.Workers) so no two generators' users share one.
+type Merged struct {
+	Summary    metrics.Summary
+	Generators []Generator
+	parts      []part
+}
+
+// Read reads and merges the generators' outputs in dirs.
+func Read(dirs []results.StepDir) (*Merged, error) {
 	parts, err := readParts(dirs)
 	if err != nil {
-		return metrics.Summary{}, nil, err
+		return nil, err
 	}
 	summaries := make([]metrics.Summary, len(parts))
 	for i, p := range parts {
@@ -89,16 +94,40 @@ func Merge(out results.StepDir, dirs []results.StepDir) (metrics.Summary, []Gene
 	}
 	s, err := metrics.Merge(summaries)
 	if err != nil {
-		return metrics.Summary{}, nil, err
+		return nil, fmt.Errorf("merge generators: %w", err)
 	}
 	gens := whole(&s, parts)
-	if err := mergeRecords(out, parts, gens); err != nil {
-		return metrics.Summary{}, nil, err
+	return &Merged{Summary: s, Generators: gens, parts: parts}, nil
+}
+
+// Merge writes into out the one step the generators' outputs in dirs
+// make (see Merged): records.parquet, generators.json and, last, as it
+// marks a step measured, summary.json.
+func Merge(out results.StepDir, dirs []results.StepDir) (*Merged, error) {
+	m, err := Read(dirs)
+	if err != nil {
+		return nil, err
 	}
-	if err := results.WriteJSON(filepath.Join(string(out), GeneratorsFile), gens); err != nil {
-		return metrics.Summary{}, nil, err
+	w, err := out.CreateRecords(nil, nil)
+	if err != nil {
+		return nil, err
 	}
-	return s, gens, out.WriteSummary(s)
+	if err := m.WriteRecords(w, records.Segment{}); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if err := m.WriteGenerators(out); err != nil {
+		return nil, err
+	}
+	return m, out.WriteSummary(m.Summary)
+}
+
+// WriteGenerators keeps the generators' own figures beside the step.
+func (m *Merged) WriteGenerators(dir results.StepDir) error {
+	return results.WriteJSON(filepath.Join(string(dir), GeneratorsFile), m.Generators)
 }
 
 // readParts reads each generator's output and checks that they are the
@@ -205,21 +234,23 @@ func whole(s *metrics.Summary, parts []part) []Generator {
 	return gens
 }
 
-// mergeRecords writes the parts' records into out's records file, in
-// order of intended start, renumbered, their workers offset.
-func mergeRecords(out results.StepDir, parts []part, gens []Generator) error {
+// WriteRecords writes the generators' records to w as segment at of its
+// file (its slice, and the sequence numbers and time before it: see
+// records.Segment), whose names and targets it sets. The records are
+// held in memory while they are sorted.
+func (m *Merged) WriteRecords(w *records.Writer, at records.Segment) error {
 	type row struct {
 		records.Row
 		gen int
 	}
 	var rows []row
-	for i, p := range parts {
+	for i, p := range m.parts {
 		rs, err := p.dir.ReadRecords()
 		if err != nil {
 			return fmt.Errorf("merge generators: %w", err)
 		}
 		for _, r := range rs {
-			r.Worker += int32(gens[i].Workers[0])
+			r.Worker += int32(m.Generators[i].Workers[0])
 			rows = append(rows, row{r, i})
 		}
 	}
@@ -233,27 +264,23 @@ func mergeRecords(out results.StepDir, parts []part, gens []Generator) error {
 		}
 	}
 	var names metrics.Names
-	w, err := out.CreateRecords(&names, targets)
-	if err != nil {
-		return err
-	}
+	at.Names, at.Targets = &names, targets
+	w.Begin(at)
 	batch := make([]metrics.Record, 0, 4096)
 	for i := range rows {
 		r, err := record(&rows[i].Row, uint64(i), &names, targets)
 		if err != nil {
-			w.Abort()
-			return fmt.Errorf("merge generators: %s: %w", parts[rows[i].gen].dir, err)
+			return fmt.Errorf("merge generators: %s: %w", m.parts[rows[i].gen].dir, err)
 		}
 		batch = append(batch, r)
 		if len(batch) == cap(batch) || i == len(rows)-1 {
 			if err := w.Write(batch); err != nil {
-				w.Abort()
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
-	return w.Close()
+	return nil
 }
 
 // errorClasses reads a record's error text back into its class.

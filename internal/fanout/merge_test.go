@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/metrics"
+	"github.com/msbench/msbench/internal/records"
 	"github.com/msbench/msbench/internal/results"
 )
 
@@ -92,10 +94,11 @@ func TestMergeIsExact(t *testing.T) {
 	const n, perGen = 3, 4000
 	dirs, all := synthetic(t, n, perGen, 0.99)
 	out := results.StepDir(t.TempDir())
-	s, gens, err := Merge(out, dirs)
+	m, err := Merge(out, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, gens := m.Summary, m.Generators
 
 	// Exact order statistics of every request's latency, in ms.
 	lats := make([]float64, len(all))
@@ -218,10 +221,11 @@ func TestMergeJudgesTheWhole(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs, _ := synthetic(t, 2, 1000, tt.ok)
-			s, _, err := Merge(results.StepDir(t.TempDir()), dirs)
+			m, err := Merge(results.StepDir(t.TempDir()), dirs)
 			if err != nil {
 				t.Fatal(err)
 			}
+			s := m.Summary
 			if s.Valid != tt.valid || s.SuccessRateOK != tt.valid {
 				t.Errorf("success rate %.3f: valid %v, success rate ok %v; want %v", s.SuccessRate, s.Valid, s.SuccessRateOK, tt.valid)
 			}
@@ -231,10 +235,10 @@ func TestMergeJudgesTheWhole(t *testing.T) {
 
 func TestMergeRefusesOtherLoads(t *testing.T) {
 	dirs, _ := synthetic(t, 3, 10, 1)
-	if _, _, err := Merge(results.StepDir(t.TempDir()), dirs[:2]); err == nil || !strings.Contains(err.Error(), "missing or repeated") {
+	if _, err := Merge(results.StepDir(t.TempDir()), dirs[:2]); err == nil || !strings.Contains(err.Error(), "missing or repeated") {
 		t.Errorf("two of three shares merged: %v", err)
 	}
-	if _, _, err := Merge(results.StepDir(t.TempDir()), []results.StepDir{dirs[0], dirs[1], dirs[1]}); err == nil || !strings.Contains(err.Error(), "missing or repeated") {
+	if _, err := Merge(results.StepDir(t.TempDir()), []results.StepDir{dirs[0], dirs[1], dirs[1]}); err == nil || !strings.Contains(err.Error(), "missing or repeated") {
 		t.Errorf("a share merged twice: %v", err)
 	}
 	spec := Spec{}
@@ -245,7 +249,39 @@ func TestMergeRefusesOtherLoads(t *testing.T) {
 	if err := writeSpec(dirs[2], spec); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Merge(results.StepDir(t.TempDir()), dirs); err == nil || !strings.Contains(err.Error(), "not one load") {
+	if _, err := Merge(results.StepDir(t.TempDir()), dirs); err == nil || !strings.Contains(err.Error(), "not one load") {
 		t.Errorf("shares started at different instants merged: %v", err)
+	}
+}
+
+// TestWriteRecordsAsASlice: merged generators written as one slice of an
+// interleaved step take their place after the slices before them.
+func TestWriteRecordsAsASlice(t *testing.T) {
+	dirs, all := synthetic(t, 2, 50, 1)
+	m, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := results.StepDir(t.TempDir())
+	w, err := dir.CreateRecords(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteRecords(w, records.Segment{Slice: 2, Seq: 1000, Time: 5e9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := dir.ReadRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(all) {
+		t.Fatalf("%d rows, want %d", len(rows), len(all))
+	}
+	first := slices.MinFunc(all, func(a, b metrics.Record) int { return cmp.Compare(a.Intended, b.Intended) })
+	if r := rows[0]; r.Slice != 2 || r.Seq != 1000 || r.Intended != first.Intended+5e9 || r.Target == "" || r.ServerTiming[0].Name != "app" {
+		t.Errorf("first row %+v: want slice 2, number 1000, intended %d, its target and timing named", r, first.Intended+5e9)
 	}
 }
