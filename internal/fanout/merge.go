@@ -158,7 +158,7 @@ func readParts(dirs []results.StepDir) ([]part, error) {
 	}
 	for i, p := range parts {
 		if p.spec.Share != (Share{i, len(parts)}) {
-			return nil, fmt.Errorf("merge generators: %s is %s, but %d outputs were given and share %d is missing or repeated", p.dir, p.spec.Share, len(parts), i+1)
+			return nil, fmt.Errorf("merge generators: %s is %s, but %d outputs were given: %s is missing or repeated", p.dir, p.spec.Share, len(parts), Share{i, len(parts)})
 		}
 		if !p.spec.Start.Equal(parts[0].spec.Start) {
 			return nil, fmt.Errorf("merge generators: %s started at %s, %s at %s: not one load", p.dir, p.spec.Start, parts[0].dir, parts[0].spec.Start)
