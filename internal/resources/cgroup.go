@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/msbench/msbench/internal/lease"
+	"github.com/msbench/msbench/internal/placement"
 )
 
 // errNoPeakReset: the kernel's peak counter exists but cannot be reset.
@@ -21,6 +25,8 @@ type cgroupOps interface {
 	// controllers to it before service cgroups can use them).
 	prepareRun(run ctlPaths) error
 	setLimits(svc ctlPaths, l Limits) error
+	// setCPUSet changes the cores of a service's cpuset (never nil).
+	setCPUSet(svc ctlPaths, cpus placement.CPUs) error
 	readCPU(svc ctlPaths) (userSec, sysSec float64, err error)
 	readMem(svc ctlPaths) (int64, error)
 	// openPeak returns nil when the kernel keeps no peak.
@@ -201,6 +207,36 @@ func (t *cgroupTracked) ResetPeak() error {
 		return fmt.Errorf("reset peak %s: %w", t.name, err)
 	}
 	t.sampled.reset(cur)
+	return nil
+}
+
+// Move changes the cpuset, whose tasks the kernel then moves, and sets
+// each thread's affinity too: a task keeps the affinity it was given at
+// its fork as a request, which the next cpuset change would read back.
+func (t *cgroupTracked) Move(cpus placement.CPUs) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("move %s: closed", t.name)
+	}
+	if t.svc.cpuset != "" {
+		if err := t.acct.ops.setCPUSet(t.svc, cpus); err != nil {
+			return fmt.Errorf("move %s to cores %s: %w", t.name, cpus, err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(t.svc.cpu, "cgroup.procs"))
+	if err != nil {
+		return fmt.Errorf("move %s: %w", t.name, err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("move %s: cgroup.procs holds %q", t.name, f)
+		}
+		if err := placement.Process(pid, cpus); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("move %s: %w", t.name, err)
+		}
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/msbench/msbench/internal/placement"
+	"github.com/msbench/msbench/internal/proc/procfs"
 	"github.com/msbench/msbench/internal/proc/proctest"
 )
 
@@ -125,5 +126,52 @@ func TestCpusetIsOptional(t *testing.T) {
 	d, err := parseMountinfo(strings.NewReader("36 31 0:33 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"))
 	if err != nil || d.V1["cpuset"] != "/sys/fs/cgroup/cpuset" {
 		t.Fatalf("%+v %v", d, err)
+	}
+}
+
+// A service booted on some cores and moved goes with every process and
+// thread it has, forked before the move or after it.
+func TestMoveTakesTheServiceAlong(t *testing.T) {
+	avail := placement.Available()
+	if len(avail) < 2 {
+		t.Skip("needs 2 cores")
+	}
+	boot, home := avail[:1], avail[len(avail)-1:]
+	for _, method := range allMethods {
+		t.Run(method, func(t *testing.T) {
+			a := newTestAccountant(t, method)
+			spec := proctest.Spec(t, "placed", "burn-child")
+			spec.CPUs = boot
+			p := proctest.Start(t, spec)
+			proctest.WaitMarker(t, p, proctest.ReadyMarker)
+			limits := Limits{}
+			if a.Cpuset() {
+				limits.CPUSet = boot
+			}
+			tr := track(t, a, p, limits)
+			if err := tr.Move(home); err != nil {
+				t.Fatal(err)
+			}
+			stats, err := procfs.All()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree := procfs.Descendants(stats, p.Pid())
+			if len(tree) != 2 {
+				t.Fatalf("%d processes, want the helper and its burner", len(tree))
+			}
+			for _, st := range tree {
+				if got, err := placement.Allowed(st.PID); err != nil || !got.Equal(home) {
+					t.Errorf("pid %d on %v (%v), want %v", st.PID, got, err, home)
+				}
+			}
+			if ct, ok := tr.(*cgroupTracked); ok && ct.svc.cpuset != "" {
+				b, err := os.ReadFile(filepath.Join(ct.svc.cpuset, "cpuset.cpus"))
+				if err != nil || strings.TrimSpace(string(b)) != home.String() {
+					t.Errorf("cpuset.cpus %q (%v), want %s", b, err, home)
+				}
+			}
+			stopAndClose(t, p, tr)
+		})
 	}
 }

@@ -3,10 +3,12 @@ package resources
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc/procfs"
 )
 
@@ -172,6 +174,24 @@ func (t *procTracked) ResetPeak() error {
 	defer t.mu.Unlock()
 	t.peak.reset(t.last.CurrentMemBytes)
 	t.last.PeakMemBytes = t.last.CurrentMemBytes
+	return nil
+}
+
+// Move sets the affinity of every thread of the tracked process and of
+// its descendants.
+func (t *procTracked) Move(cpus placement.CPUs) error {
+	stats, err := procfs.All()
+	if err != nil {
+		return fmt.Errorf("move %s: %w", t.name, err)
+	}
+	for _, st := range procfs.Descendants(stats, t.pid) {
+		if st.Dead() {
+			continue
+		}
+		if err := placement.Process(st.PID, cpus); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("move %s: %w", t.name, err)
+		}
+	}
 	return nil
 }
 

@@ -75,6 +75,10 @@ type Tracked interface {
 	Usage() (Usage, error)
 	// ResetPeak restarts peak memory tracking, e.g. at a new load step.
 	ResetPeak() error
+	// Move places every process and thread of the service on cpus, the
+	// cgroup cpuset included where there is one: a deployment booted on
+	// cores lent to it goes home before it is measured.
+	Move(cpus placement.CPUs) error
 	// Close stops tracking and removes the service's cgroup once its
 	// processes are gone; it moves no process back.
 	Close() error

@@ -49,9 +49,13 @@ func v1Cpuset(dir string, cpus placement.CPUs) error {
 	return writeFile(filepath.Join(dir, "cpuset.mems"), strings.TrimSpace(string(mems)))
 }
 
-func (v1Ops) setLimits(svc ctlPaths, l Limits) error {
+func (v1Ops) setCPUSet(svc ctlPaths, cpus placement.CPUs) error {
+	return v1Cpuset(svc.cpuset, cpus)
+}
+
+func (o v1Ops) setLimits(svc ctlPaths, l Limits) error {
 	if svc.cpuset != "" {
-		if err := v1Cpuset(svc.cpuset, l.CPUSet); err != nil {
+		if err := o.setCPUSet(svc, l.CPUSet); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/msbench/msbench/internal/placement"
 )
 
 // v2Ops implements the unified hierarchy, where one directory holds every
@@ -52,10 +54,14 @@ func enableControllers(dir string, names ...string) error {
 	return writeFile(path, strings.Join(add, " "))
 }
 
-func (v2Ops) setLimits(svc ctlPaths, l Limits) error {
+func (v2Ops) setCPUSet(svc ctlPaths, cpus placement.CPUs) error {
+	return writeFile(filepath.Join(svc.cpuset, "cpuset.cpus"), cpus.String())
+}
+
+func (o v2Ops) setLimits(svc ctlPaths, l Limits) error {
 	// An empty cpuset.cpus means the parent's cores.
 	if svc.cpuset != "" && l.CPUSet != nil {
-		if err := writeFile(filepath.Join(svc.cpuset, "cpuset.cpus"), l.CPUSet.String()); err != nil {
+		if err := o.setCPUSet(svc, l.CPUSet); err != nil {
 			return err
 		}
 	}

@@ -11,8 +11,13 @@ import (
 type Startup struct {
 	Instances []InstanceStartup `json:"instances"`
 	// FirstSuccessS is from the start of the load's service to the end of
-	// its first successful request.
-	FirstSuccessS float64        `json:"first_success_s,omitempty"`
+	// its first successful request, less WaitedS.
+	FirstSuccessS float64 `json:"first_success_s,omitempty"`
+	// WaitedS is how long the deployment waited, ready, before its first
+	// requests while others of its repetition booted (deployments boot
+	// two at a time where the generator's cores can be lent): not the
+	// system's time to a first answer.
+	WaitedS       float64        `json:"waited_s,omitempty"`
 	FirstRequests []FirstRequest `json:"first_requests"`
 	// Links are the emulated network links the variant ran with.
 	Links []LinkSetting `json:"links,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/msbench/msbench/internal/loadspec"
@@ -66,30 +67,93 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 		}
 		return r.run.MarkFailed(key, err.Error())
 	}
-	defer func() {
-		for _, m := range members {
-			if m.dep != nil {
-				if err := m.dep.stop(); err != nil {
-					r.logf("  warning: stopping %s: %v", m.v.Key(), err)
-				}
-			}
-		}
-	}()
+	defer func() { r.stopAll(members) }()
+	type pending struct {
+		m   *member
+		pos int // in the repetition's order, from 1
+	}
+	var todo []pending
 	for i, v := range order {
 		if r.variantDone(rep, v) {
 			r.logf("rep %d · %s: already measured", rep, v.Key())
 			continue
 		}
-		r.logf("rep %d · deploy %d/%d · %s · elapsed %s", rep, i+1, len(order), describe(v), time.Since(r.start).Round(time.Second))
 		m := &member{v: v}
 		members = append(members, m)
-		var err error
-		if m.dep, err = r.bringUp(ctx, rep, v, true); err != nil {
+		todo = append(todo, pending{m, i + 1})
+	}
+	deployLine := func(p pending, where string) {
+		r.logf("rep %d · deploy %d/%d · %s%s · elapsed %s", rep, p.pos, len(order), describe(p.m.v), where, time.Since(r.start).Round(time.Second))
+	}
+	if lent := r.place.lent(); lent != nil && len(todo) > 1 {
+		// Two at a time, the second on the generator's cores: a boot
+		// that fills its core (a JVM's) then takes half the repetition's
+		// time. Every one is greeted once all are up, one after another
+		// in the order, so that no first request is timed while another
+		// deployment boots.
+		readyAt := make([]time.Time, len(todo))
+		errs := make([]error, len(todo))
+		var mu sync.Mutex
+		next := 0
+		var wg sync.WaitGroup
+		for _, place := range []*cpuPlan{r.place, lent} {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					i := next
+					next++
+					mu.Unlock()
+					if i >= len(todo) || ctx.Err() != nil {
+						return
+					}
+					p := todo[i]
+					where := ""
+					if place == lent {
+						where = fmt.Sprintf(" · booting on core(s) %s, the generator's, then moved", lent.generator)
+					}
+					deployLine(p, where)
+					dep, err := r.boot(ctx, p.m.v, rep, place)
+					if err == nil && place == lent {
+						if err = dep.settle(r.place); err != nil {
+							err = errors.Join(fmt.Errorf("move %s home: %w", p.m.v.Key(), err), dep.stop())
+							dep = nil
+						}
+					}
+					p.m.dep, errs[i], readyAt[i] = dep, err, time.Now()
+				}
+			})
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			return failed, ErrInterrupted
+		}
+		for i, p := range todo {
+			err := errs[i]
+			if err == nil {
+				if err = r.greet(ctx, rep, p.m.v, p.m.dep, true, readyAt[i]); err != nil {
+					p.m.dep = nil // greet stopped it
+				}
+			}
 			if ctx.Err() != nil {
 				return failed, ErrInterrupted
 			}
-			if ferr := fail(m, err); ferr != nil {
-				return failed, ferr
+			if err != nil {
+				if ferr := fail(p.m, err); ferr != nil {
+					return failed, ferr
+				}
+			}
+		}
+	} else {
+		for _, p := range todo {
+			deployLine(p, "")
+			var err error
+			if p.m.dep, err = r.bringUp(ctx, rep, p.m.v, true); err != nil {
+				if ctx.Err() != nil {
+					return failed, ErrInterrupted
+				}
+				if ferr := fail(p.m, err); ferr != nil {
+					return failed, ferr
+				}
 			}
 		}
 	}
@@ -139,6 +203,23 @@ func (r *runner) oneByOne(ctx context.Context, rep, i int, todo []*member, fail 
 		}
 	}
 	return nil
+}
+
+// stopAll stops the deployments of a repetition all at once: nothing is
+// measured while they stop, and each one's JVMs take seconds.
+func (r *runner) stopAll(members []*member) {
+	var wg sync.WaitGroup
+	for _, m := range members {
+		if m.dep == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := m.dep.stop(); err != nil {
+				r.logf("  warning: stopping %s: %v", m.v.Key(), err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // interleave measures step i of the members in rounds of slices.

@@ -7,16 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/proc/procfs"
 	"github.com/msbench/msbench/internal/records"
+	"github.com/msbench/msbench/internal/resources"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -404,5 +409,118 @@ func TestSlicesAreCheckedBeforeTheRun(t *testing.T) {
 	st.Interleaved = false
 	if err := checkSlices(s); err != nil {
 		t.Errorf("a step in one piece: %v", err)
+	}
+}
+
+// snapshotsAt takes a snapshot of the test's child processes each time
+// a line with marker is logged.
+type snapshotsAt struct {
+	mu     sync.Mutex
+	w      bytes.Buffer
+	marker string
+	taken  []map[int]placedProcess
+}
+
+func (s *snapshotsAt) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bytes.Contains(p, []byte(s.marker)) {
+		_, children := snapshot()
+		s.taken = append(s.taken, children)
+	}
+	return s.w.Write(p)
+}
+
+// With the generator on core 0 and the services on core 1, a repetition's
+// deployments boot two at a time, one of them on core 0 (which idles while
+// nothing is measured); all are on core 1 when measured, and provenance
+// says so.
+func TestDeploymentsBootTwoByTwo(t *testing.T) {
+	if avail := placement.Available(); !avail.Contains(0) || !avail.Contains(1) {
+		t.Skip("needs cores 0 and 1")
+	}
+	probe, err := resources.New("msbench-test-lend")
+	if err != nil {
+		t.Skip(err)
+	}
+	cpuset := probe.Cpuset()
+	if err := probe.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if !cpuset {
+		t.Skip("no cgroup cpuset to move a booted deployment with")
+	}
+	s := interleaved(t)
+	s.Placement = &study.Placement{Generator: "0", Services: map[string]string{"web": "1"}}
+	seed := uint64(5)
+	log := &snapshotsAt{marker: "greet round 1/5"}
+	dir, err := runAA(t, s, &seed, "", context.Background(), log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.w.String())
+	}
+	text := log.w.String()
+	lent := regexp.MustCompile(`(?m)^rep \d · deploy \d/3 · .* · booting on core\(s\) 0, the generator's, then moved`).FindAllString(text, -1)
+	if len(lent) < 3 {
+		t.Errorf("%d deployments booted on core 0, want at least one a repetition:\n%s", len(lent), text)
+	}
+	if len(log.taken) != 3 {
+		t.Fatalf("%d snapshots, want one a repetition:\n%s", len(log.taken), text)
+	}
+	for i, children := range log.taken {
+		n := 0
+		for pid, p := range children {
+			if p.comm != "svc" {
+				continue
+			}
+			n++
+			for _, c := range p.threads {
+				if c != "1" {
+					t.Errorf("rep %d: svc pid %d measured with a thread on cores %s: %v", i+1, pid, c, p.threads)
+					break
+				}
+			}
+		}
+		if n != 3 {
+			t.Errorf("rep %d: %d svc processes up when measured, want 3", i+1, n)
+		}
+	}
+	// The services say where they started: as many on core 0 as the log
+	// says booted there.
+	logs, err := filepath.Glob(filepath.Join(dir, "logs", "rep-*", "*", "web.log"))
+	if err != nil || len(logs) != 9 {
+		t.Fatalf("%d service logs (%v), want 9", len(logs), err)
+	}
+	on0 := 0
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case bytes.Contains(b, []byte("started on cores 0,")):
+			on0++
+		case !bytes.Contains(b, []byte("started on cores 1,")):
+			t.Errorf("%s: %s", f, b)
+		}
+	}
+	if on0 != len(lent) {
+		t.Errorf("%d services started on core 0, the log says %d", on0, len(lent))
+	}
+	r, prov := placedRun(t, dir)
+	for _, pp := range prov.Placement.Processes {
+		if pp.Name == "web" && (pp.CPUs != "1" || pp.Applied != "1") {
+			t.Errorf("web recorded on %+v, want cores 1 applied 1", pp)
+		}
+	}
+	for rep := 1; rep <= 3; rep++ {
+		for _, key := range prov.Order[rep-1] {
+			st, err := r.VariantDir(rep, key).ReadStartup()
+			if err != nil || st == nil || len(st.FirstRequests) == 0 || st.WaitedS < 0 || st.FirstSuccessS <= 0 {
+				t.Errorf("rep %d %s: startup %+v %v", rep, key, st, err)
+			}
+		}
+	}
+	if left := svcProcesses(t); len(left) > 0 {
+		t.Fatalf("processes left running: %v", left)
 	}
 }

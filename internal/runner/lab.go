@@ -159,6 +159,12 @@ func (l *Lab) Close() error {
 // error nothing it started is left. A variant of another checkout
 // (Sources) is deployed from that checkout's study instead.
 func (l *Lab) Deploy(ctx context.Context, s *study.Study, v study.Variant, logDir string) (*Deployment, error) {
+	return l.deployOn(ctx, s, v, logDir, l.place)
+}
+
+// deployOn is Deploy with the services placed by place: the lab's, or
+// cores lent for the boot (cpuPlan.lent).
+func (l *Lab) deployOn(ctx context.Context, s *study.Study, v study.Variant, logDir string, place *cpuPlan) (*Deployment, error) {
 	s, values := l.checkout(s, v)
 	scope := ""
 	if l.deployed != nil {
@@ -173,7 +179,7 @@ func (l *Lab) Deploy(ctx context.Context, s *study.Study, v study.Variant, logDi
 		acct:     l.acct,
 		tmpRoot:  l.tmp,
 		progress: l.progress,
-		place:    l.place,
+		place:    place,
 		scope:    scope,
 	})
 }

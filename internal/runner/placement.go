@@ -30,7 +30,10 @@ type cpuPlan struct {
 	deps      map[string]placement.CPUs
 	study     *study.Placement // nil when the study gives none
 	cpuset    bool             // the accountant keeps services on their cores by cgroup cpuset
-	warnings  []string         // placements that undo what the study asks elsewhere
+	// booting: the services are where a deployment boots on cores lent to
+	// it (lent), not where it runs; nothing is recorded of them.
+	booting  bool
+	warnings []string // placements that undo what the study asks elsewhere
 
 	mu     sync.Mutex
 	placed map[string]results.PlacedProcess // kind/name → the first one seen
@@ -133,6 +136,55 @@ func resolveCores(asked string, def placement.CPUs, field string) (placement.CPU
 	return c, nil
 }
 
+// lent is where a deployment may boot while the generator's cores idle
+// (nothing is measured while a repetition deploys): each service on as
+// many of the generator's cores as it has of its own, so that what sizes
+// itself by its cores at start (a JVM's collector and compiler threads,
+// GOMAXPROCS, Node's pool) counts the cores it will run on.
+// Deployment.settle then moves it home. Nil where that cannot hold: no
+// cpuset to move a whole service with, a service on every core or on the
+// generator's, fewer generator cores than it has, or dependencies (which
+// restart where they started).
+func (p *cpuPlan) lent() *cpuPlan {
+	if p == nil || !p.cpuset || p.generator == nil || len(p.deps) > 0 || len(p.services) == 0 {
+		return nil
+	}
+	boot := map[string]placement.CPUs{}
+	for name, home := range p.services {
+		if home == nil {
+			return nil
+		}
+		var on placement.CPUs
+		for _, c := range home {
+			i := slices.Index(p.rest, c)
+			if i < 0 || i >= len(p.generator) {
+				return nil
+			}
+			on = append(on, p.generator[i])
+		}
+		slices.Sort(on)
+		boot[name] = on
+	}
+	return &cpuPlan{asked: p.asked, available: p.available, generator: p.generator, rest: p.rest,
+		services: boot, study: p.study, cpuset: p.cpuset, booting: true}
+}
+
+// settle moves a deployment booted on lent cores to its own (home), where
+// its services restart from then on too.
+func (d *Deployment) settle(home *cpuPlan) error {
+	for _, in := range d.instances {
+		if in.dep {
+			return fmt.Errorf("move %s: a dependency cannot be moved (it restarts where it started)", in.name)
+		}
+		if err := in.tracked.Move(home.service(in.service)); err != nil {
+			return err
+		}
+		home.started(placedService, in.service, in.proc.Pid())
+	}
+	d.cfg.place = home
+	return nil
+}
+
 // service and dependency say where a process goes; nil: every core.
 // A nil plan places nothing.
 func (p *cpuPlan) service(name string) placement.CPUs {
@@ -172,7 +224,7 @@ func (p *cpuPlan) placeSelf() (restore func() error, err error) {
 // back from the kernel; the first process of each name is what
 // provenance.json keeps.
 func (p *cpuPlan) started(kind, name string, pid int) {
-	if p == nil {
+	if p == nil || p.booting {
 		return
 	}
 	asked, cpus := "", p.services[name]

@@ -119,14 +119,7 @@ func TestPlacementOfGeneratorServicesAndDependency(t *testing.T) {
 	if now := placement.Current(); !now.Equal(before) {
 		t.Errorf("after the run the test process runs on %v, not %v as before", now, before)
 	}
-	r, err := results.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov, err := r.ReadProvenance()
-	if err != nil || prov.Placement == nil {
-		t.Fatalf("provenance placement: %+v %v", prov.Placement, err)
-	}
+	r, prov := placedRun(t, dir)
 	t.Logf("placement: %+v", *prov.Placement)
 	want := map[string][3]string{ // name → asked, cores, applied
 		"generator": {"0", "0", "0"},
@@ -426,4 +419,19 @@ http {
 		t.Fatalf("nginx on %v (%v), want %v", got, err, cpus)
 	}
 	return "http://" + addr + "/", p.Pid()
+}
+
+// placedRun opens a finished run and its provenance, which must record
+// the placement.
+func placedRun(t *testing.T, dir string) (*results.Run, results.Provenance) {
+	t.Helper()
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := r.ReadProvenance()
+	if err != nil || prov.Placement == nil {
+		t.Fatalf("provenance placement: %+v %v", prov.Placement, err)
+	}
+	return r, prov
 }

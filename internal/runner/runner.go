@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,7 @@ type runner struct {
 	prov  results.Provenance
 	start time.Time
 	order [][]study.Variant // per repetition, from 1
+	logMu sync.Mutex        // deployments boot and stop two or more at once
 }
 
 // Run carries out the study and returns the run directory, which holds
@@ -116,6 +118,8 @@ func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 }
 
 func (r *runner) logf(format string, args ...any) {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
 	fmt.Fprintf(r.opts.Log, format+"\n", args...)
 }
 
@@ -485,8 +489,21 @@ func (r *runner) measurement(rep, i int, v study.Variant, dep *Deployment) *meas
 // target and records the start-up (a fresh one for a cold-cache step must
 // not warm anything).
 func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bool) (*Deployment, error) {
+	dep, err := r.boot(ctx, v, rep, r.place)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.greet(ctx, rep, v, dep, first, time.Time{}); err != nil {
+		return nil, err
+	}
+	return dep, nil
+}
+
+// boot deploys v with its services placed by place and waits until they
+// are ready.
+func (r *runner) boot(ctx context.Context, v study.Variant, rep int, place *cpuPlan) (*Deployment, error) {
 	started := time.Now()
-	dep, err := r.Deploy(ctx, r.study, v, r.run.LogDir(rep, v.Key()))
+	dep, err := r.deployOn(ctx, r.study, v, r.run.LogDir(rep, v.Key()), place)
 	if err != nil {
 		return nil, err
 	}
@@ -494,32 +511,44 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 		r.logf("  warning: %s", w)
 	}
 	r.logf("  %s ready in %.2fs", v.Key(), time.Since(started).Seconds())
+	return dep, nil
+}
+
+// greet sends a booted deployment the study's setup and, on its first
+// deployment, its first requests, recorded with its start-up; readyAt is
+// when it was ready, if it waited since (zero: it did not). On error the
+// deployment is stopped.
+func (r *runner) greet(ctx context.Context, rep int, v study.Variant, dep *Deployment, first bool, readyAt time.Time) error {
+	var waited time.Duration
+	if !readyAt.IsZero() {
+		waited = time.Since(readyAt)
+	}
 	target := dep.instance(r.study.Load.Service)
 	base := "http://" + dep.loadAddr(r.study.Load.Service)
 	var log *results.FirstRequests
 	if first {
 		log = &results.FirstRequests{}
 	}
-	err = setup(ctx, r.study.Setup, base, dep.values, log)
+	err := setup(ctx, r.study.Setup, base, dep.values, log)
 	if err == nil && first {
 		err = verify(ctx, r.study.Load.Steps, base, dep.values, log)
 	}
 	if first {
-		err = errors.Join(err, r.saveStartup(rep, v, dep, target, log))
+		err = errors.Join(err, r.saveStartup(rep, v, dep, target, log, waited))
 	}
 	if err != nil {
 		if serr := dep.stop(); serr != nil {
 			r.logf("  warning: stopping services: %v", serr)
 		}
-		return nil, err
+		return err
 	}
-	return dep, nil
+	return nil
 }
 
 // saveStartup writes how long each instance took to become ready and the
 // first requests the load's service answered, with their latencies.
-func (r *runner) saveStartup(rep int, v study.Variant, dep *Deployment, target *instance, first *results.FirstRequests) error {
-	st := results.Startup{FirstRequests: first.Requests, Links: dep.linkSettings(), Hosts: dep.hostSettings()}
+func (r *runner) saveStartup(rep int, v study.Variant, dep *Deployment, target *instance, first *results.FirstRequests, waited time.Duration) error {
+	st := results.Startup{FirstRequests: first.Requests, Links: dep.linkSettings(), Hosts: dep.hostSettings(), WaitedS: waited.Seconds()}
 	if len(st.Hosts) > 0 {
 		st.LabAddr = dep.listenHost()
 	}
@@ -530,7 +559,7 @@ func (r *runner) saveStartup(rep int, v study.Variant, dep *Deployment, target *
 		st.Instances = append(st.Instances, results.InstanceStartup{Name: in.name, ReadyS: in.ready.Sub(in.started).Seconds()})
 	}
 	if at, ok := first.FirstSuccess(); ok {
-		st.FirstSuccessS = at.Sub(target.started).Seconds()
+		st.FirstSuccessS = (at.Sub(target.started) - waited).Seconds()
 	}
 	return r.run.VariantDir(rep, v.Key()).WriteStartup(st)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -90,6 +91,12 @@ func main() {
 		fmt.Fprint(w, word)
 	})
 	// The runner gives every service a private TMPDIR; its test reads it here.
-	log.Printf("listening on %s, TMPDIR %s", addr, os.Getenv("TMPDIR"))
+	// And the cores it started on (the runner may boot it on lent ones).
+	status, _ := os.ReadFile("/proc/self/status")
+	cpus := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindSubmatch(status)
+	if cpus == nil {
+		log.Fatalf("no Cpus_allowed_list in /proc/self/status")
+	}
+	log.Printf("listening on %s, started on cores %s, TMPDIR %s", addr, cpus[1], os.Getenv("TMPDIR"))
 	log.Fatal(http.ListenAndServe(addr, mux))
 }
