@@ -1,0 +1,319 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/msbench/msbench/internal/checkout"
+	"github.com/msbench/msbench/internal/proc/procfs"
+)
+
+// machine is what a cluster could leave behind, as seen from outside.
+type machine struct {
+	Netns      []string
+	NetnsMount bool
+	Mounts     []string
+	Interfaces []string
+	Processes  []string
+	Sysctls    map[string]string
+	Paths      []string
+	Cgroups    []string // every hierarchy's top cgroups
+	IPTables   string   // the machine's rules, without counters
+}
+
+// clusterComms are the names of the processes a cluster runs.
+var clusterComms = []string{"etcd", "containerd", "containerd-shim", "kube", "socat", "pause", "web", "nsenter", "runc"}
+
+func observe(t *testing.T) machine {
+	t.Helper()
+	var m machine
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		m.Netns = append(m.Netns, e.Name())
+	}
+	m.NetnsMount = isMountPoint(netnsDir)
+	mps, err := mountPoints("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mp := range mps {
+		if strings.Contains(mp, "netns") || strings.Contains(mp, "containerd") || strings.Contains(mp, "kubelet") || strings.Contains(mp, "msbench-cluster") {
+			m.Mounts = append(m.Mounts, mp)
+		}
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		m.Interfaces = append(m.Interfaces, i.Name)
+	}
+	stats, err := procfs.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stats {
+		// A killed process whose parent died is a zombie until init
+		// collects it, which this machine's init does lazily; it holds
+		// nothing but its pid.
+		if !st.Dead() && slices.ContainsFunc(clusterComms, func(c string) bool { return strings.HasPrefix(st.Comm, c) }) {
+			m.Processes = append(m.Processes, st.Comm+"/"+strconv.Itoa(st.PID))
+		}
+	}
+	if m.Sysctls, err = readSysctls(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range systemPaths {
+		if _, err := os.Stat(p); err == nil {
+			m.Paths = append(m.Paths, p)
+		}
+	}
+	for _, h := range cgroupHierarchies() {
+		entries, _ := os.ReadDir(h)
+		for _, e := range entries {
+			// Other msbench runs on this shared machine come and go
+			// under cgroups of their own.
+			if e.IsDir() && !strings.HasPrefix(e.Name(), "msbench-") {
+				m.Cgroups = append(m.Cgroups, filepath.Join(h, e.Name()))
+			}
+		}
+	}
+	rules, err := exec.Command("iptables-save").Output()
+	if err != nil {
+		t.Fatalf("iptables-save: %v", err)
+	}
+	m.IPTables = counters.ReplaceAllString(string(rules), "")
+	slices.Sort(m.Mounts)
+	return m
+}
+
+// counters are iptables-save's packet counts and its comment lines (which
+// carry the time).
+var counters = regexp.MustCompile(`\[\d+:\d+\]|(?m)^#.*$`)
+
+func isKubepods(cgroup string) bool { return filepath.Base(cgroup) == "kubepods" }
+
+// TestClusterRunsAPodAndLeavesNothing brings a cluster up, runs a pod from
+// a locally built FROM-scratch image, reaches it on its pod IP, and takes
+// the cluster down again, after which the machine must be as it was.
+func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the local cluster needs root (network namespaces, mounts, cgroups); skipped")
+	}
+	source, err := checkout.Root("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := MissingPackages(); len(missing) > 0 {
+		install := exec.Command(filepath.Join(source, "scripts", "install-deps"), missing...)
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Skipf("the local cluster needs Debian packages %v, which could not be installed: %v: %s", missing, err, out)
+		}
+	}
+	if _, err := os.Stat(DefaultStateDir()); err == nil || slices.ContainsFunc(observe(t).Cgroups, isKubepods) {
+		t.Skip("a local cluster is up on this machine (only one kubelet's cgroups fit); skipped: run msbench cluster down")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	before := observe(t)
+	stateDir, err := os.MkdirTemp("", "msbench-cluster-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downDone := false
+	t.Cleanup(func() {
+		if !downDone {
+			if err := Down(context.Background(), stateDir); err != nil {
+				t.Errorf("down after failure: %v", err)
+			}
+		}
+	})
+
+	began := time.Now()
+	c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cluster up, node Ready, in %s", time.Since(began).Round(time.Millisecond))
+
+	archive := filepath.Join(stateDir, "web.tar")
+	const image = "msbench.local/cluster-test-web:1"
+	if err := StaticImage(ctx, source, stateDir, "./internal/cluster/testdata/web", "web", image, archive, testLog{t}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "msbench-cluster-test"
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Pods are refused until the namespace's default service account
+	// exists, which the controller manager makes a moment later.
+	poll(t, ctx, "the namespace's default service account", func() error {
+		_, err := kc.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+	podStart := time.Now()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "web", Image: image, ImagePullPolicy: corev1.PullNever,
+				Args:  []string{"-addr", ":8080"},
+				Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+					PeriodSeconds: 1,
+				},
+			}},
+		},
+	}
+	if _, err := kc.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var podIP string
+	poll(t, ctx, "pod web Ready", func() error {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				podIP = p.Status.PodIP
+				return nil
+			}
+		}
+		return fmt.Errorf("phase %s, conditions %+v, containers %+v", p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
+	})
+	t.Logf("pod Ready %s after create, at %s", time.Since(podStart).Round(time.Millisecond), podIP)
+
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: c.DialContext}}
+	resp, err := client.Get("http://" + net.JoinHostPort(podIP, "8080") + "/from-the-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := "msbench pod says hello to /from-the-test\n"; string(body) != want {
+		t.Errorf("pod answered %q, want %q", body, want)
+	}
+	if st, err := readState(c.l); err == nil {
+		t.Logf("RSS of the cluster's processes with one pod: %d MiB", rssMiB(clusterPIDs(st)))
+	}
+
+	if err := kc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "pod web gone", func() error {
+		_, err := kc.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+
+	downBegan := time.Now()
+	downDone = true
+	if err := c.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cluster down in %s", time.Since(downBegan).Round(time.Millisecond))
+	after := observe(t)
+	for _, d := range []struct {
+		what          string
+		before, after any
+	}{
+		{"network namespaces", before.Netns, after.Netns},
+		{"/run/netns mounted", before.NetnsMount, after.NetnsMount},
+		{"mounts", before.Mounts, after.Mounts},
+		{"interfaces", before.Interfaces, after.Interfaces},
+		{"sysctls", before.Sysctls, after.Sysctls},
+		{"system paths", before.Paths, after.Paths},
+		{"cgroups", before.Cgroups, after.Cgroups},
+		{"iptables rules", before.IPTables, after.IPTables},
+	} {
+		if fmt.Sprint(d.before) != fmt.Sprint(d.after) {
+			t.Errorf("%s: before %v, after %v", d.what, d.before, d.after)
+		}
+	}
+	for _, p := range after.Processes {
+		if !slices.Contains(before.Processes, p) {
+			t.Errorf("process %s left", p)
+		}
+	}
+	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
+		t.Errorf("state directory %s left (%v)", stateDir, err)
+	}
+}
+
+// poll retries f until it succeeds, with bounds for a busy 2-core machine.
+func poll(t *testing.T, ctx context.Context, what string, f func() error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func rssMiB(pids []int) int64 {
+	var kib int64
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				kib += n
+			}
+		}
+	}
+	return kib / 1024
+}
+
+// testLog sends progress lines to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

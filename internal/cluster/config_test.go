@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestKubeconfigCarriesCredentials(t *testing.T) {
+	data := kubeconfig("https://127.0.0.1:1234", []byte("CA"), []byte("CERT"), []byte("KEY"), "someone")
+	var kc struct {
+		Clusters []struct {
+			Cluster struct {
+				Server string
+				CA     string `yaml:"certificate-authority-data"`
+			}
+		}
+		Users []struct {
+			Name string
+			User struct {
+				Cert string `yaml:"client-certificate-data"`
+				Key  string `yaml:"client-key-data"`
+			}
+		}
+		Current string `yaml:"current-context"`
+	}
+	if err := yaml.Unmarshal(data, &kc); err != nil {
+		t.Fatal(err)
+	}
+	dec := func(s string) string {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if len(kc.Clusters) != 1 || kc.Clusters[0].Cluster.Server != "https://127.0.0.1:1234" || dec(kc.Clusters[0].Cluster.CA) != "CA" {
+		t.Errorf("clusters = %+v", kc.Clusters)
+	}
+	if len(kc.Users) != 1 || kc.Users[0].Name != "someone" || dec(kc.Users[0].User.Cert) != "CERT" || dec(kc.Users[0].User.Key) != "KEY" {
+		t.Errorf("users = %+v", kc.Users)
+	}
+	if kc.Current != "msbench" {
+		t.Errorf("current context %q", kc.Current)
+	}
+}
+
+// absPaths finds the absolute paths a configuration names.
+var absPaths = regexp.MustCompile(`(?:^|[\s"=:])(/[A-Za-z0-9_./-]+)`)
+
+// TestConfigsStayInTheStateDir: every path the components are told to
+// write must be under the state directory, which Down removes; reading
+// the CNI plugins from the system is the one exception.
+func TestConfigsStayInTheStateDir(t *testing.T) {
+	l := layout{"/state/dir"}
+	for name, cfg := range map[string][]byte{
+		"containerd": containerdConfig(l),
+		"kubelet":    kubeletConfig(l),
+		"cni":        cniConfig(l),
+	} {
+		t.Run(name, func(t *testing.T) {
+			paths := absPaths.FindAllStringSubmatch(string(cfg), -1)
+			if len(paths) == 0 {
+				t.Fatal("no paths found: the test cannot see them")
+			}
+			for _, m := range paths {
+				if p := "/" + strings.TrimLeft(m[1], "/"); !strings.HasPrefix(p, l.dir+"/") && p != cniBinDir {
+					t.Errorf("path %s outside the state directory", p)
+				}
+			}
+		})
+	}
+}
+
+func TestContainerdConfigPassesTheMachinesLimits(t *testing.T) {
+	cfg := string(containerdConfig(layout{"/s"}))
+	for _, want := range []string{
+		"restrict_oom_score_adj = true",
+		`sandbox_image = "` + pauseImage + `"`,
+		"SystemdCgroup = false",
+		"netns_mounts_under_state_dir = true",
+	} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("containerd config lacks %s", want)
+		}
+	}
+}
+
+func TestKubeletConfig(t *testing.T) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal(kubeletConfig(layout{"/s"}), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]any{
+		"kind":         "KubeletConfiguration",
+		"cgroupDriver": "cgroupfs",
+		"oomScoreAdj":  0,
+		"address":      nodeIP,
+		"readOnlyPort": 0,
+	} {
+		if cfg[key] != want {
+			t.Errorf("%s = %v, want %v", key, cfg[key], want)
+		}
+	}
+}
+
+func TestCNIConfig(t *testing.T) {
+	var cfg struct {
+		Plugins []struct {
+			Type   string
+			IPMasq bool `json:"ipMasq"`
+			IPAM   struct {
+				Type    string
+				DataDir string `json:"dataDir"`
+				Ranges  [][]struct{ Subnet string }
+			}
+		}
+	}
+	if err := json.Unmarshal(cniConfig(layout{"/s"}), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Plugins) != 2 || cfg.Plugins[0].Type != "bridge" || cfg.Plugins[1].Type != "loopback" {
+		t.Fatalf("plugins = %+v", cfg.Plugins)
+	}
+	br := cfg.Plugins[0]
+	if br.IPMasq || br.IPAM.DataDir != "/s/cni/data" || br.IPAM.Ranges[0][0].Subnet != podCIDR {
+		t.Errorf("bridge = %+v", br)
+	}
+}
