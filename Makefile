@@ -7,6 +7,8 @@ BIN := bin/msbench
 SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find studies tools -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
 # Debian packages the tests and studies start or compare against.
 DEBIAN_PACKAGES := iproute2 wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
+# What the local Kubernetes cluster runs (internal/cluster), whose test is in unit.
+CLUSTER_PACKAGES := containerd runc containernetworking-plugins etcd-server iptables socat
 PROFILE ?= quick
 
 .PHONY: run test build generate deps fmt-check vet unit bench clean
@@ -30,7 +32,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/msbench
 
 deps:
-	@scripts/install-deps $(DEBIAN_PACKAGES)
+	@scripts/install-deps $(DEBIAN_PACKAGES) $(CLUSTER_PACKAGES)
 
 fmt-check:
 	@unformatted=$$(gofmt -l cmd internal studies tools bench); \
@@ -40,8 +42,9 @@ vet:
 	$(GO) vet ./...
 	@for m in $(SERVICE_MODULES); do echo "go vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
+# The cluster test's first build of Kubernetes takes minutes.
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	@for m in $(SERVICE_MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 # Load-engine benchmarks: allocations per request, and msbench against wrk

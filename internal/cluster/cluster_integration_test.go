@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -112,10 +113,11 @@ var counters = regexp.MustCompile(`\[\d+:\d+\]|(?m)^#.*$`)
 
 func isKubepods(cgroup string) bool { return filepath.Base(cgroup) == "kubepods" }
 
-// TestClusterRunsAPodAndLeavesNothing brings a cluster up, runs a pod from
-// a locally built FROM-scratch image, reaches it on its pod IP, and takes
-// the cluster down again, after which the machine must be as it was.
-func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
+// clusterMachine skips the test where a cluster cannot run (not root, the
+// Debian packages missing and not installable, a cluster already up) and
+// returns the checkout.
+func clusterMachine(t *testing.T) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the local cluster needs root (network namespaces, mounts, cgroups); skipped")
 	}
@@ -132,21 +134,18 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(DefaultStateDir()); err == nil || slices.ContainsFunc(observe(t).Cgroups, isKubepods) {
 		t.Skip("a local cluster is up on this machine (only one kubelet's cgroups fit); skipped: run msbench cluster down")
 	}
+	return source
+}
+
+// TestClusterRunsAPodAndLeavesNothing brings a cluster up, runs a pod from
+// a locally built FROM-scratch image, reaches it on its pod IP, and takes
+// the cluster down again, after which the machine must be as it was.
+func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
+	source := clusterMachine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	before := observe(t)
-	stateDir, err := os.MkdirTemp("", "msbench-cluster-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	downDone := false
-	t.Cleanup(func() {
-		if !downDone {
-			if err := Down(context.Background(), stateDir); err != nil {
-				t.Errorf("down after failure: %v", err)
-			}
-		}
-	})
+	stateDir := testStateDir(t)
 
 	began := time.Now()
 	c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
@@ -164,14 +163,7 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := client(t, c.Kubeconfig())
 	const ns = "msbench-cluster-test"
 	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -242,37 +234,40 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 	})
 
 	downBegan := time.Now()
-	downDone = true
 	if err := c.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("cluster down in %s", time.Since(downBegan).Round(time.Millisecond))
-	after := observe(t)
-	for _, d := range []struct {
-		what          string
-		before, after any
-	}{
-		{"network namespaces", before.Netns, after.Netns},
-		{"/run/netns mounted", before.NetnsMount, after.NetnsMount},
-		{"mounts", before.Mounts, after.Mounts},
-		{"interfaces", before.Interfaces, after.Interfaces},
-		{"sysctls", before.Sysctls, after.Sysctls},
-		{"system paths", before.Paths, after.Paths},
-		{"cgroups", before.Cgroups, after.Cgroups},
-		{"iptables rules", before.IPTables, after.IPTables},
-	} {
-		if fmt.Sprint(d.before) != fmt.Sprint(d.after) {
-			t.Errorf("%s: before %v, after %v", d.what, d.before, d.after)
+	leftNothing(t, before, stateDir)
+}
+
+// testStateDir is a state directory for one test's cluster, taken down
+// at the end of the test if the test did not.
+func testStateDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "msbench-cluster-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := Down(context.Background(), dir); err != nil && !errors.Is(err, ErrNoCluster) {
+			t.Errorf("down: %v", err)
 		}
+	})
+	return dir
+}
+
+func client(t *testing.T, kubeconfig string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range after.Processes {
-		if !slices.Contains(before.Processes, p) {
-			t.Errorf("process %s left", p)
-		}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
-		t.Errorf("state directory %s left (%v)", stateDir, err)
-	}
+	return kc
 }
 
 // poll retries f until it succeeds, with bounds for a busy 2-core machine.
@@ -316,4 +311,36 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// leftNothing checks that the machine is as before was taken, and that
+// the cluster's state directory is gone.
+func leftNothing(t *testing.T, before machine, stateDir string) {
+	t.Helper()
+	after := observe(t)
+	for _, d := range []struct {
+		what          string
+		before, after any
+	}{
+		{"network namespaces", before.Netns, after.Netns},
+		{"/run/netns mounted", before.NetnsMount, after.NetnsMount},
+		{"mounts", before.Mounts, after.Mounts},
+		{"interfaces", before.Interfaces, after.Interfaces},
+		{"sysctls", before.Sysctls, after.Sysctls},
+		{"system paths", before.Paths, after.Paths},
+		{"cgroups", before.Cgroups, after.Cgroups},
+		{"iptables rules", before.IPTables, after.IPTables},
+	} {
+		if fmt.Sprint(d.before) != fmt.Sprint(d.after) {
+			t.Errorf("%s: before %v, after %v", d.what, d.before, d.after)
+		}
+	}
+	for _, p := range after.Processes {
+		if !slices.Contains(before.Processes, p) {
+			t.Errorf("process %s left", p)
+		}
+	}
+	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
+		t.Errorf("state directory %s left (%v)", stateDir, err)
+	}
 }
