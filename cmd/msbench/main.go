@@ -140,6 +140,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept), newCompareCmd(), newABCmd(), newGenerateCmd())
+	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept), newCompareCmd(), newABCmd(), newGenerateCmd(), newClusterCmd())
 	return root
 }
