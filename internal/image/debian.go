@@ -17,6 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -117,7 +118,13 @@ func (s *Store) bootstrap(ctx context.Context, d Debian) (blobInfo, error) {
 	if err != nil {
 		return blobInfo{}, err
 	}
-	defer os.RemoveAll(tmp)
+	// A root file system is some 200 MB: if msbench is killed while making
+	// one, the next msbench's sweep removes it.
+	lease.Take(lease.Dir, tmp)
+	defer func() {
+		os.RemoveAll(tmp)
+		lease.Release(lease.Dir, tmp)
+	}()
 	rootfs := filepath.Join(tmp, "rootfs")
 	args := []string{"--variant=minbase"}
 	if pkgs := d.packages(); len(pkgs) > 0 {
