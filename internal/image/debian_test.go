@@ -2,11 +2,14 @@ package image
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -159,6 +162,63 @@ func TestDebianFailureCachesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(store.Dir); len(left) != 0 {
 		t.Fatalf("a failed bootstrap left %v", left)
+	}
+}
+
+func TestDebianCancelledKillsDebootstrap(t *testing.T) {
+	fakeDebootstrap(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	hanging := filepath.Join(dir, "debootstrap")
+	// A child of its own, as debootstrap's dpkg and wget are: cancelling
+	// must reach it too, not only the script.
+	script := "#!/bin/sh\nsleep 600 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(hanging, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	debootstrap = hanging
+	store := &Store{Dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := store.Debian(ctx, Debian{Mirror: "http://mirror.invalid/debian"})
+		done <- err
+	}()
+	// Wait until the child runs, however slowly the machine starts it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fake debootstrap did not start its child within 30 s")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a cancelled bootstrap returned a base")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Debian did not return within 60 s of its context's end")
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Killed, then reaped by init: give it a moment on a busy machine.
+	for deadline := time.Now().Add(30 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
+		if stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("debootstrap's child %d outlived the cancelled bootstrap", pid)
+		}
+	}
+	if left, _ := os.ReadDir(store.Dir); len(left) != 0 {
+		t.Fatalf("a cancelled bootstrap left %v", left)
 	}
 }
 

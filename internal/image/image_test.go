@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +19,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
@@ -243,10 +247,24 @@ func merged(a, b map[string]tarEntry) map[string]bool {
 	return out
 }
 
-func TestLayerRefusesRelativeDestination(t *testing.T) {
-	_, err := (&Store{Dir: t.TempDir()}).Build(context.Background(), Spec{Layers: []Layer{{Copies: []Copy{{Src: t.TempDir(), Dest: "app"}}}}})
-	if err == nil || !strings.Contains(err.Error(), `"app" is not absolute`) {
-		t.Fatalf("err = %v", err)
+func TestLayerRefusesWhatCannotBeCopied(t *testing.T) {
+	file := filepath.Join(tree(t, map[string]string{"f": "x"}), "f")
+	cases := []struct {
+		name string
+		copy Copy
+		want string
+	}{
+		{"relative destination", Copy{Src: t.TempDir(), Dest: "app"}, `"app" is not absolute`},
+		{"a file as the root", Copy{Src: file, Dest: "/"}, "a file cannot be the image's root"},
+		{"a missing source", Copy{Src: filepath.Join(t.TempDir(), "missing"), Dest: "/app"}, "no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := (&Store{Dir: t.TempDir()}).Build(context.Background(), Spec{Layers: []Layer{{Copies: []Copy{c.copy}}}})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+		})
 	}
 }
 
@@ -426,6 +444,33 @@ func TestPushAndPull(t *testing.T) {
 	}
 	if _, err := Pull(ctx, parse(t, host+"/study/missing:v1")); err == nil {
 		t.Fatal("pulled an image never pushed")
+	}
+
+	// A multi-platform base (as Docker Hub's are): this machine's image.
+	var index v1.ImageIndex = empty.Index
+	want := map[string]v1.Hash{}
+	for _, arch := range []string{"arm64", runtime.GOARCH, "s390x"} {
+		platform := &v1.Platform{OS: "linux", Architecture: arch}
+		cfg, _ := img.ConfigFile()
+		cfg = cfg.DeepCopy()
+		cfg.Architecture = arch
+		variant, err := mutate.ConfigFile(img.Image, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[arch], _ = variant.Digest()
+		index = mutate.AppendManifests(index, mutate.IndexAddendum{Add: variant, Descriptor: v1.Descriptor{Platform: platform}})
+	}
+	multi := parse(t, host+"/library/base:multi")
+	if err := remote.WriteIndex(multi, index, remote.WithContext(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Pull(ctx, multi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := got.Digest(); d != want[runtime.GOARCH] {
+		t.Fatalf("pulled %s from a multi-platform index, want the %s image %s", d, runtime.GOARCH, want[runtime.GOARCH])
 	}
 }
 

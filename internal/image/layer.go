@@ -80,8 +80,12 @@ func (l Layer) entries() ([]entry, error) {
 				return err
 			}
 			name := path.Join(dest, filepath.ToSlash(rel))
-			if name == "" || name == "." {
-				// Dest "/" with a directory: its root is the image's root.
+			if name == "." {
+				if !info.IsDir() {
+					return fmt.Errorf("a file cannot be the image's root")
+				}
+				// A directory's root is the image's root, which no tar
+				// entry describes.
 				return nil
 			}
 			byName[name] = entry{name: name, src: p, info: info}
