@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/msbench/msbench/internal/lease"
 	"github.com/msbench/msbench/internal/proc"
@@ -81,7 +82,7 @@ func (s *Store) Debian(ctx context.Context, d Debian) (v1.Image, error) {
 			return nil, fmt.Errorf("debian base %s %v: %w", d.suite(), d.Packages, err)
 		}
 	}
-	layer, err := openLayer(s.layers(), info)
+	layer, err := openLayer(s.layers(), info, types.OCILayer)
 	if err != nil {
 		return nil, err
 	}

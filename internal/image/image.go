@@ -98,11 +98,15 @@ func (s *Store) Build(ctx context.Context, spec Spec) (Image, error) {
 			return Image{}, err
 		}
 	}
+	layerType, err := layerMediaType(img)
+	if err != nil {
+		return Image{}, err
+	}
 	for i, l := range spec.Layers {
 		if err := ctx.Err(); err != nil {
 			return Image{}, err
 		}
-		layer, err := l.build(s.layers())
+		layer, err := l.build(s.layers(), layerType)
 		if err != nil {
 			return Image{}, fmt.Errorf("image layer %d: %w", i+1, err)
 		}
@@ -114,7 +118,7 @@ func (s *Store) Build(ctx context.Context, spec Spec) (Image, error) {
 			return Image{}, fmt.Errorf("image layer %d: %w", i+1, err)
 		}
 	}
-	img, err := configure(img, spec.Config)
+	img, err = configure(img, spec.Config)
 	if err != nil {
 		return Image{}, err
 	}
@@ -123,6 +127,20 @@ func (s *Store) Build(ctx context.Context, spec Spec) (Image, error) {
 		return Image{}, fmt.Errorf("image digest: %w", err)
 	}
 	return Image{Image: img, Digest: digest}, nil
+}
+
+// layerMediaType is the type of the layers added to base: a Docker
+// manifest (a base pulled from Docker Hub) lists Docker layers, which some
+// registries insist on, an OCI manifest OCI layers.
+func layerMediaType(base v1.Image) (types.MediaType, error) {
+	mt, err := base.MediaType()
+	if err != nil {
+		return "", fmt.Errorf("base image: %w", err)
+	}
+	if mt == types.DockerManifestSchema2 {
+		return types.DockerLayer, nil
+	}
+	return types.OCILayer, nil
 }
 
 // describe names a layer's copies for the image's history.

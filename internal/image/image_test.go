@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
@@ -333,6 +334,29 @@ func TestConfigRoundTrips(t *testing.T) {
 			}
 			if file.OS != "linux" || file.Architecture == "" || !file.Created.Time.Equal(Epoch) {
 				t.Errorf("os %q arch %q created %v", file.OS, file.Architecture, file.Created)
+			}
+		})
+	}
+}
+
+func TestLayerMediaTypeFollowsTheBase(t *testing.T) {
+	dockerBase := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.DockerManifestSchema2), types.DockerConfigJSON)
+	for _, c := range []struct {
+		name string
+		base v1.Image
+		want types.MediaType
+	}{
+		{"scratch", nil, types.OCILayer},
+		{"docker base", dockerBase, types.DockerLayer},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			img := build(t, &Store{Dir: t.TempDir()}, Spec{Base: c.base, Layers: []Layer{appLayer(tree(t, map[string]string{"a": "b"}))}})
+			m, err := img.Manifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Layers[0].MediaType; got != c.want {
+				t.Fatalf("layer %s on a %s manifest, want %s", got, m.MediaType, c.want)
 			}
 		})
 	}

@@ -179,7 +179,7 @@ func copyFile(w io.Writer, name string) error {
 // digest of its tar (the diffID). The tar is made twice on a miss, once to
 // name it and once to compress it, so a hit costs one read of the files and
 // no compression: what makes a large host toolchain cheap to reuse.
-func (l Layer) build(dir string) (v1.Layer, error) {
+func (l Layer) build(dir string, mediaType types.MediaType) (v1.Layer, error) {
 	entries, err := l.entries()
 	if err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func (l Layer) build(dir string) (v1.Layer, error) {
 			return nil, err
 		}
 	}
-	return openLayer(dir, info)
+	return openLayer(dir, info, mediaType)
 }
 
 // blobInfo is what a registry and a manifest need of a layer blob,
@@ -274,23 +274,25 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // fileLayer is a layer blob written by compress.
 type fileLayer struct {
-	file string
-	info blobInfo
+	file      string
+	info      blobInfo
+	mediaType types.MediaType
 }
 
 func (f fileLayer) Digest() (v1.Hash, error)            { return f.info.Digest, nil }
 func (f fileLayer) DiffID() (v1.Hash, error)            { return f.info.DiffID, nil }
 func (f fileLayer) Size() (int64, error)                { return f.info.Size, nil }
-func (f fileLayer) MediaType() (types.MediaType, error) { return types.OCILayer, nil }
+func (f fileLayer) MediaType() (types.MediaType, error) { return f.mediaType, nil }
 func (f fileLayer) Compressed() (io.ReadCloser, error)  { return os.Open(f.file) }
 
-// openLayer is the blob info describes, kept in dir by compress.
-func openLayer(dir string, info blobInfo) (v1.Layer, error) {
+// openLayer is the blob info describes, kept in dir by compress, as a
+// layer of the given media type (the same gzipped tar is either).
+func openLayer(dir string, info blobInfo, mediaType types.MediaType) (v1.Layer, error) {
 	file := blobFile(dir, info.DiffID)
 	if _, err := os.Stat(file); err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
-	return partial.CompressedToLayer(fileLayer{file: file, info: info})
+	return partial.CompressedToLayer(fileLayer{file: file, info: info, mediaType: mediaType})
 }
 
 // writeAtomic writes name through a temporary file beside it, renamed into
