@@ -57,6 +57,9 @@ func placementTable(p *results.Placement) analysis.Table {
 		Caption: fmt.Sprintf("CPU placement (%s; msbench could use cores %s). Cores: where each process was to run, every core when empty; applied: its Cpus_allowed_list once started.", p.Asked, p.Available),
 		Header:  []string{"process", "kind", "asked", "cores", "applied", "method"},
 	}
+	if p.BootLent != "" {
+		t.Caption += fmt.Sprintf(" A repetition's deployments booted two at a time, the second on core(s) %s (the generator's, idle while nothing is measured) on as many cores as its own, and moved to its own once ready, before its first request.", p.BootLent)
+	}
 	for _, pp := range p.Processes {
 		t.Rows = append(t.Rows, []string{pp.Name, pp.Kind, orDash(pp.Asked), orDash(pp.CPUs), pp.Applied, pp.Method})
 	}

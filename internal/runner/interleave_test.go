@@ -507,6 +507,9 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 		t.Errorf("%d services started on core 0, the log says %d", on0, len(lent))
 	}
 	r, prov := placedRun(t, dir)
+	if prov.Placement.BootLent != "0" {
+		t.Errorf("provenance says cores %q were lent for boots, want 0", prov.Placement.BootLent)
+	}
 	for _, pp := range prov.Placement.Processes {
 		if pp.Name == "web" && (pp.CPUs != "1" || pp.Applied != "1") {
 			t.Errorf("web recorded on %+v, want cores 1 applied 1", pp)

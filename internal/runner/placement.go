@@ -35,9 +35,10 @@ type cpuPlan struct {
 	booting  bool
 	warnings []string // placements that undo what the study asks elsewhere
 
-	mu     sync.Mutex
-	placed map[string]results.PlacedProcess // kind/name → the first one seen
-	order  []string
+	mu       sync.Mutex
+	placed   map[string]results.PlacedProcess // kind/name → the first one seen
+	order    []string
+	bootLent placement.CPUs // the generator's cores once a deployment booted there
 }
 
 // planPlacement resolves a study's placement on the cores available: the
@@ -182,6 +183,9 @@ func (d *Deployment) settle(home *cpuPlan) error {
 		home.started(placedService, in.service, in.proc.Pid())
 	}
 	d.cfg.place = home
+	home.mu.Lock()
+	home.bootLent = home.generator
+	home.mu.Unlock()
 	return nil
 }
 
@@ -270,7 +274,7 @@ func (p *cpuPlan) record(kind, name, asked string, cpus placement.CPUs, pid int)
 func (p *cpuPlan) provenance() *results.Placement {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := &results.Placement{Asked: p.asked, Available: p.available.String()}
+	out := &results.Placement{Asked: p.asked, Available: p.available.String(), BootLent: p.bootLent.String()}
 	for _, k := range p.order {
 		out.Processes = append(out.Processes, p.placed[k])
 	}
