@@ -483,6 +483,8 @@ func components(l layout, kube string, forwardPort int) []command {
 			"--client-ca-file", l.pki("ca.crt"),
 			"--tls-cert-file", l.pki("apiserver.crt"), "--tls-private-key-file", l.pki("apiserver.key"),
 			"--kubelet-client-certificate", l.pki("apiserver-kubelet.crt"), "--kubelet-client-key", l.pki("apiserver-kubelet.key"),
+			// By the node's address, not its name, which no DNS knows.
+			"--kubelet-preferred-address-types", "InternalIP",
 			"--service-account-key-file", l.pki("sa.pub"), "--service-account-signing-key-file", l.pki("sa.key"),
 			"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 			"--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",

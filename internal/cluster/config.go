@@ -11,10 +11,9 @@ import (
 // cannot clash with the machine's and no packet to them leaves it.
 const (
 	// nodeIP is the node's address, on one end of a veth pair whose other
-	// end (peerIP) is in the same namespace: the kubelet refuses a
-	// loopback node address and this kernel has no dummy device.
+	// end is in the same namespace: the kubelet refuses a loopback node
+	// address and this kernel has no dummy device.
 	nodeIP     = "10.250.0.1"
-	peerIP     = "10.250.0.2"
 	nodePrefix = 24
 	podCIDR    = "10.251.0.0/24"
 	podGateway = "10.251.0.1"

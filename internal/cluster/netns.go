@@ -29,9 +29,9 @@ func run(ctx context.Context, name string, args ...string) error {
 }
 
 // createNetwork makes the cluster's namespace and the node's "NIC": a
-// veth pair with both ends inside it, the node address on one, a default
-// route through the other so that components looking for the default
-// interface find the node's. Nothing links the namespace to the machine's.
+// veth pair with both ends inside it, the node address on one. Nothing
+// links the namespace to the machine's, and there is no default route: a
+// packet for any other address fails at once inside the namespace.
 func createNetwork(ctx context.Context, ns string) error {
 	ip := func(args ...string) error {
 		return run(ctx, "ip", append([]string{"-n", ns}, args...)...)
@@ -43,10 +43,8 @@ func createNetwork(ctx context.Context, ns string) error {
 		{"link", "set", "lo", "up"},
 		{"link", "add", "node0", "type", "veth", "peer", "name", "node1"},
 		{"addr", "add", nodeIP + "/" + strconv.Itoa(nodePrefix), "dev", "node0"},
-		{"addr", "add", peerIP + "/" + strconv.Itoa(nodePrefix), "dev", "node1"},
 		{"link", "set", "node0", "up"},
 		{"link", "set", "node1", "up"},
-		{"route", "add", "default", "via", peerIP, "dev", "node0"},
 	} {
 		if err := ip(args...); err != nil {
 			return fmt.Errorf("cluster network: %w", err)
