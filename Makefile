@@ -8,7 +8,7 @@ SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find studies tools -name go.mod
 # Debian packages the tests and studies start or compare against.
 DEBIAN_PACKAGES := iproute2 wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
 # What the local Kubernetes cluster runs (internal/cluster), whose test is in unit.
-CLUSTER_PACKAGES := containerd runc containernetworking-plugins etcd-server iptables socat
+CLUSTER_PACKAGES := containerd runc containernetworking-plugins etcd-server iptables socat debootstrap
 PROFILE ?= quick
 
 .PHONY: run test build generate deps fmt-check vet unit bench clean
