@@ -7,7 +7,8 @@ BIN := bin/msbench
 SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find studies tools -name go.mod -not -path '*/node_modules/*' 2>/dev/null))
 # Debian packages the tests and studies start or compare against.
 DEBIAN_PACKAGES := iproute2 wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
-# What the local Kubernetes cluster runs (internal/cluster), whose test is in unit.
+# What the local Kubernetes cluster runs (internal/cluster, whose test is in unit), and
+# debootstrap for its images' Debian bases (internal/image).
 CLUSTER_PACKAGES := containerd runc containernetworking-plugins etcd-server iptables socat debootstrap
 PROFILE ?= quick
 
