@@ -8,7 +8,23 @@
 //
 // The cluster outlives the process that started it: its daemons run in
 // sessions of their own, and its state file says what Down must stop and
-// undo, also after an Up that was killed half-way.
+// undo, also after an Up that was killed half-way (SweepDead, and the
+// next Up, take that down).
+//
+// The Kubernetes backend and its tests use it so:
+//
+//	c, err := cluster.Up(ctx, cluster.Options{Log: os.Stderr}) // or cluster.Open(cluster.DefaultStateDir())
+//	// an image archive from image.Image.WriteArchive, then pods with
+//	// imagePullPolicy Never name it
+//	err = c.ImportImage(ctx, "gateway.tar")
+//	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
+//	// pod IPs are reachable from inside the cluster's namespace only
+//	client := &http.Client{Transport: &http.Transport{DialContext: c.DialContext}}
+//	err = c.Down(ctx)
+//
+// One cluster runs on a machine at a time (the kubelet's kubepods
+// cgroups are global). There is no kube-proxy and no DNS: pods are
+// reached on their IPs, and ClusterIP Services do not route.
 package cluster
 
 import (
@@ -138,18 +154,6 @@ var packages = []struct{ file, pkg string }{
 	{"/usr/bin/socat", "socat"},
 	{"/usr/bin/nsenter", "util-linux"},
 	{"/usr/bin/ip", "iproute2"},
-	{"/usr/bin/ip", "iproute2"},
-}
-
-// Packages lists the Debian packages a cluster needs.
-func Packages() []string {
-	var out []string
-	for _, p := range packages {
-		if len(out) == 0 || out[len(out)-1] != p.pkg {
-			out = append(out, p.pkg)
-		}
-	}
-	return out
 }
 
 // MissingPackages lists the needed Debian packages that are not installed.
@@ -195,8 +199,15 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if strings.ContainsAny(l.dir, " \t\n\\") {
 		return nil, fmt.Errorf("state directory %q: a path with blanks or backslashes is not supported", l.dir)
 	}
+	swept, err := SweepDead(ctx, l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("taking down what a killed cluster up left: %w", err)
+	}
+	if swept {
+		fmt.Fprintln(o.Log, "took down what a killed cluster up had left")
+	}
 	if _, err := readState(l); !noState(err) {
-		return nil, fmt.Errorf("a cluster is already in %s (up, or its start died): run msbench cluster down first", l.dir)
+		return nil, fmt.Errorf("a cluster is already in %s (up, or still starting): run msbench cluster down first", l.dir)
 	}
 	if _, err := os.Stat(netnsPath(o.Netns)); err == nil {
 		return nil, fmt.Errorf("network namespace %s exists already: another cluster, or something else, uses it", o.Netns)
@@ -303,7 +314,10 @@ func (c *Cluster) start(ctx context.Context, o Options, kube, pauseArchive strin
 	if err := importImage(ctx, l, pauseArchive); err != nil {
 		return err
 	}
-	api := apiClient(admin, inNS)
+	api, err := apiClient(admin, inNS)
+	if err != nil {
+		return err
+	}
 	if err := c.daemon(cmds[2]); err != nil { // the API server
 		return err
 	}
@@ -317,7 +331,10 @@ func (c *Cluster) start(ctx context.Context, o Options, kube, pauseArchive strin
 			return err
 		}
 	}
-	forwarded := apiClient(admin, (&net.Dialer{}).DialContext)
+	forwarded, err := apiClient(admin, (&net.Dialer{}).DialContext)
+	if err != nil {
+		return err
+	}
 	if err := c.await(ctx, "the API forwarder", func(ctx context.Context) error {
 		return httpGet(ctx, forwarded, l.forwardedURL(c.st.APIPort)+"/readyz")
 	}); err != nil {
@@ -335,15 +352,15 @@ func (c *Cluster) start(ctx context.Context, o Options, kube, pauseArchive strin
 // adminCredentials are what the cluster's own checks present to the API.
 type adminCredentials struct{ ca, cert, key []byte }
 
-func apiClient(a adminCredentials, dial func(context.Context, string, string) (net.Conn, error)) *http.Client {
+func apiClient(a adminCredentials, dial func(context.Context, string, string) (net.Conn, error)) (*http.Client, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(a.ca)
 	cert, err := tls.X509KeyPair(a.cert, a.key)
-	tlsConfig := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	if err == nil {
-		tlsConfig.Certificates = []tls.Certificate{cert}
+	if err != nil {
+		return nil, fmt.Errorf("administrator's certificate: %w", err)
 	}
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, TLSClientConfig: tlsConfig}}
+	tlsConfig := &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, TLSClientConfig: tlsConfig}}, nil
 }
 
 func httpGet(ctx context.Context, client *http.Client, url string) error {
@@ -446,8 +463,9 @@ func (c *Cluster) daemon(d command) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", d.name, err)
 	}
-	// Reaped here while this process lives, by init after.
-	go cmd.Wait() //nolint:errcheck // its exit shows in its log and the checks
+	// Reaped here while this process lives, by init after; how it ended
+	// shows in its log and in the checks that wait for it.
+	go cmd.Wait()
 	p := process{Name: d.name, PID: cmd.Process.Pid}
 	for i := 0; i < 100 && p.Start == 0; i++ {
 		if st, err := procfs.ReadStat(p.PID); err == nil {

@@ -74,29 +74,34 @@ func TestKilledUpIsSwept(t *testing.T) {
 	clusterMachine(t)
 	before := observe(t)
 	stateDir := testStateDir(t)
-	child := upChild(stateDir)
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Killed once the API server has started: etcd and containerd run,
-	// the namespace, mounts and state are all there.
+	killedUp(t, stateDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	poll(t, ctx, "the child's API server", func() error {
-		st, err := readState(layout{stateDir})
-		if err != nil || len(st.Processes) < 3 {
-			return fmt.Errorf("state %+v (%v)", st.Processes, err)
-		}
-		return nil
-	})
-	child.Process.Signal(syscall.SIGKILL)
-	child.Wait()
 	if _, err := Open(stateDir); err == nil {
 		t.Error("Open accepted a cluster whose up was killed")
 	}
 	swept, err := SweepDead(ctx, stateDir)
 	if !swept || err != nil {
 		t.Fatalf("SweepDead = %v, %v; want true, nil", swept, err)
+	}
+	leftNothing(t, before, stateDir)
+}
+
+// TestUpSweepsAKilledUp: the next Up in the same state directory takes
+// down what a killed one left, then starts.
+func TestUpSweepsAKilledUp(t *testing.T) {
+	clusterMachine(t)
+	before := observe(t)
+	stateDir := testStateDir(t)
+	killedUp(t, stateDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Down(ctx); err != nil {
+		t.Fatal(err)
 	}
 	leftNothing(t, before, stateDir)
 }
@@ -108,4 +113,26 @@ func nodeIsReady(n corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// killedUp starts an Up in a child process and kills it once the API
+// server has started: etcd and containerd run, the namespace, mounts and
+// state are all there.
+func killedUp(t *testing.T, stateDir string) {
+	t.Helper()
+	child := upChild(stateDir)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	poll(t, ctx, "the child's API server", func() error {
+		st, err := readState(layout{stateDir})
+		if err != nil || len(st.Processes) < 3 {
+			return fmt.Errorf("state %+v (%v)", st.Processes, err)
+		}
+		return nil
+	})
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
 }
