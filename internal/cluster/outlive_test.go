@@ -68,51 +68,43 @@ func TestClusterOutlivesItsUp(t *testing.T) {
 	leftNothing(t, before, stateDir)
 }
 
-// TestKilledUpIsSwept: an Up killed half-way leaves a cluster that is not
-// ready; SweepDead takes it all down.
-func TestKilledUpIsSwept(t *testing.T) {
-	clusterMachine(t)
-	before := observe(t)
-	stateDir := testStateDir(t)
-	killedUp(t, stateDir)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if _, err := Open(stateDir); err == nil {
-		t.Error("Open accepted a cluster whose up was killed")
+// TestKilledUpIsTakenDown: an Up killed half-way leaves a cluster that is
+// not ready, which SweepDead takes down, and so does the next Up in the
+// same state directory before it starts.
+func TestKilledUpIsTakenDown(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		takeDown func(context.Context, *testing.T, string)
+	}{
+		{"by SweepDead", func(ctx context.Context, t *testing.T, stateDir string) {
+			if _, err := Open(stateDir); err == nil {
+				t.Error("Open accepted a cluster whose up was killed")
+			}
+			if swept, err := SweepDead(ctx, stateDir); !swept || err != nil {
+				t.Fatalf("SweepDead = %v, %v; want true, nil", swept, err)
+			}
+		}},
+		{"by the next Up", func(ctx context.Context, t *testing.T, stateDir string) {
+			c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Down(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clusterMachine(t)
+			before := observe(t)
+			stateDir := testStateDir(t)
+			killedUp(t, stateDir)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			tc.takeDown(ctx, t, stateDir)
+			leftNothing(t, before, stateDir)
+		})
 	}
-	swept, err := SweepDead(ctx, stateDir)
-	if !swept || err != nil {
-		t.Fatalf("SweepDead = %v, %v; want true, nil", swept, err)
-	}
-	leftNothing(t, before, stateDir)
-}
-
-// TestUpSweepsAKilledUp: the next Up in the same state directory takes
-// down what a killed one left, then starts.
-func TestUpSweepsAKilledUp(t *testing.T) {
-	clusterMachine(t)
-	before := observe(t)
-	stateDir := testStateDir(t)
-	killedUp(t, stateDir)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Down(ctx); err != nil {
-		t.Fatal(err)
-	}
-	leftNothing(t, before, stateDir)
-}
-
-func nodeIsReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // killedUp starts an Up in a child process and kills it once the API
@@ -135,4 +127,13 @@ func killedUp(t *testing.T, stateDir string) {
 	})
 	child.Process.Signal(syscall.SIGKILL)
 	child.Wait()
+}
+
+func nodeIsReady(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
