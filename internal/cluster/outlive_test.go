@@ -137,3 +137,25 @@ func nodeIsReady(n corev1.Node) bool {
 	}
 	return false
 }
+
+// TestCancelledUpLeavesNothing: an Up whose context ends half-way (Ctrl-C
+// on msbench cluster up) takes down what it started before returning.
+func TestCancelledUpLeavesNothing(t *testing.T) {
+	clusterMachine(t)
+	before := observe(t)
+	stateDir := testStateDir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if st, err := readState(layout{stateDir}); err == nil && len(st.Processes) >= 3 {
+				cancel()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	if _, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}}); err == nil {
+		t.Fatal("Up succeeded although its context was cancelled half-way")
+	}
+	leftNothing(t, before, stateDir)
+}
