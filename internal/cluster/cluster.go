@@ -66,10 +66,16 @@ type Options struct {
 	Netns string
 	// Log receives progress lines; none when nil.
 	Log io.Writer
+	// WaitForMachine is how long Up waits for another cluster on this
+	// machine to be taken down (one runs at a time) before it fails with
+	// ErrBusy; zero fails at once.
+	WaitForMachine time.Duration
 }
 
 // DefaultStateDir is where a cluster lives unless told otherwise.
-func DefaultStateDir() string { return "/var/lib/msbench/cluster" }
+// Its parent exists on every system, so Down, removing it, leaves none of
+// its path behind.
+func DefaultStateDir() string { return "/var/lib/msbench-cluster" }
 
 // DefaultCacheDir is where built components are kept unless told
 // otherwise.
@@ -209,14 +215,6 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if _, err := readState(l); !noState(err) {
 		return nil, fmt.Errorf("a cluster is already in %s (up, or still starting): run msbench cluster down first", l.dir)
 	}
-	if _, err := os.Stat(netnsPath(o.Netns)); err == nil {
-		return nil, fmt.Errorf("network namespace %s exists already: another cluster, or something else, uses it", o.Netns)
-	}
-	for _, h := range cgroupHierarchies() {
-		if _, err := os.Stat(filepath.Join(h, "kubepods")); err == nil {
-			return nil, fmt.Errorf("%s exists: another kubelet runs on this machine, or left its cgroups (one cluster at a time)", filepath.Join(h, "kubepods"))
-		}
-	}
 	// The builds come first: they take minutes when cold and hold nothing
 	// that needs undoing.
 	kube, err := kubeBinary(ctx, source, o.CacheDir, o.Log)
@@ -227,14 +225,38 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := claimMachine(ctx, l.dir, o.WaitForMachine); err != nil {
+		return nil, err
+	}
+	if err := machineClear(o.Netns); err != nil {
+		return nil, errors.Join(err, releaseMachine(l.dir))
+	}
 	c := &Cluster{l: l}
 	if err := c.start(ctx, o, kube, pause); err != nil {
-		if derr := Down(context.WithoutCancel(ctx), l.dir); derr != nil {
+		if derr := Down(context.WithoutCancel(ctx), l.dir); derr != nil && !errors.Is(derr, ErrNoCluster) {
 			err = fmt.Errorf("%w (and taking down what had started: %v)", err, derr)
+		}
+		if rerr := releaseMachine(l.dir); rerr != nil {
+			err = fmt.Errorf("%w (and %v)", err, rerr)
 		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// machineClear checks that nothing but an msbench cluster would clash
+// with the cluster about to start: a namespace of its name, another
+// kubelet's cgroups.
+func machineClear(netns string) error {
+	if _, err := os.Stat(netnsPath(netns)); err == nil {
+		return fmt.Errorf("network namespace %s exists already: something else uses it", netns)
+	}
+	for _, h := range cgroupHierarchies() {
+		if _, err := os.Stat(filepath.Join(h, "kubepods")); err == nil {
+			return fmt.Errorf("%s exists: another kubelet runs on this machine, or left its cgroups", filepath.Join(h, "kubepods"))
+		}
+	}
+	return nil
 }
 
 // systemPaths are paths the components create whatever their
@@ -259,11 +281,6 @@ func cgroupHierarchies() []string {
 
 func (c *Cluster) start(ctx context.Context, o Options, kube, pauseArchive string) error {
 	l := c.l
-	for _, d := range []string{"pki", "kubeconfig", "log", "containerd", "kubelet", "cni/net.d", "cni/data"} {
-		if err := os.MkdirAll(l.path(d), 0o700); err != nil {
-			return fmt.Errorf("state directory: %w", err)
-		}
-	}
 	sysctls, err := readSysctls()
 	if err != nil {
 		return err
@@ -280,8 +297,17 @@ func (c *Cluster) start(ctx context.Context, o Options, kube, pauseArchive strin
 	if c.st.APIPort, err = proc.FreePort(); err != nil {
 		return err
 	}
+	// The state file comes first, so that Down finds whatever follows.
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
 	if err := writeState(l, c.st); err != nil {
 		return err
+	}
+	for _, d := range []string{"pki", "kubeconfig", "log", "containerd", "kubelet", "cni/net.d", "cni/data"} {
+		if err := os.MkdirAll(l.path(d), 0o700); err != nil {
+			return fmt.Errorf("state directory: %w", err)
+		}
 	}
 	admin, err := writeFiles(l, c.st.APIPort)
 	if err != nil {

@@ -34,7 +34,22 @@ func Down(ctx context.Context, stateDir string) error {
 	if err != nil {
 		return err
 	}
-	stateDir = l.dir
+	// A claim without a cluster (an Up that failed before its first
+	// step) is released too.
+	err = takeDown(ctx, l)
+	if err != nil && !errors.Is(err, ErrNoCluster) {
+		return err
+	}
+	if rerr := releaseMachine(l.dir); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// takeDown is Down but for the machine's claim, which the caller holds or
+// releases.
+func takeDown(ctx context.Context, l layout) error {
+	stateDir := l.dir
 	st, err := readState(l)
 	if noState(err) {
 		return fmt.Errorf("%w in %s", ErrNoCluster, stateDir)

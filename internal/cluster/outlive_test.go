@@ -40,8 +40,8 @@ func upChild(stateDir string) *exec.Cmd {
 // that process exits, and another process takes it down.
 func TestClusterOutlivesItsUp(t *testing.T) {
 	clusterMachine(t)
-	before := observe(t)
 	stateDir := testStateDir(t)
+	before := observe(t)
 	if err := upChild(stateDir).Run(); err != nil {
 		t.Fatalf("up in a child process: %v", err)
 	}
@@ -96,8 +96,8 @@ func TestKilledUpIsTakenDown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clusterMachine(t)
-			before := observe(t)
 			stateDir := testStateDir(t)
+			before := observe(t)
 			killedUp(t, stateDir)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -142,8 +142,8 @@ func nodeIsReady(n corev1.Node) bool {
 // on msbench cluster up) takes down what it started before returning.
 func TestCancelledUpLeavesNothing(t *testing.T) {
 	clusterMachine(t)
-	before := observe(t)
 	stateDir := testStateDir(t)
+	before := observe(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

@@ -31,6 +31,7 @@ func initProcess(t *testing.T) process {
 }
 
 func TestDownLeavesAClusterStillStarting(t *testing.T) {
+	useMachineFile(t)
 	dir := stateIn(t, state{Owner: initProcess(t), Netns: "msbench-kube-never-made"})
 	err := Down(context.Background(), dir)
 	if err == nil || !strings.Contains(err.Error(), "still being started by pid 1") {
@@ -42,6 +43,7 @@ func TestDownLeavesAClusterStillStarting(t *testing.T) {
 }
 
 func TestSweepDead(t *testing.T) {
+	useMachineFile(t)
 	dead := initProcess(t)
 	dead.Start++ // pid 1 started at another time is no process alive
 	for _, tc := range []struct {
