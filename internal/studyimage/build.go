@@ -1,0 +1,150 @@
+package studyimage
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+
+	"github.com/msbench/msbench/internal/image"
+)
+
+// Registry is the name every image of a plan is given for the local
+// cluster, where nothing is pulled (imagePullPolicy Never).
+const Registry = "msbench.local"
+
+// Built is one image of a plan, built.
+type Built struct {
+	Spec  Spec
+	Image image.Image
+	// Ref is msbench.local/NAME:DIGEST12: the name it is imported under
+	// and a pod names it by; a registry stores it by Image.Digest.
+	Ref string
+}
+
+// Build builds the images specs describe, each once. Every host path is a
+// layer of its own, so that a JDK or a build output shared by several
+// images is compressed once and stored once on a node.
+func Build(ctx context.Context, store *image.Store, specs []Spec) ([]Built, error) {
+	empty, err := emptyDir(store)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Built, 0, len(specs))
+	for _, spec := range specs {
+		base, err := store.Debian(ctx, image.Debian{Packages: spec.Packages})
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", spec.Name, err)
+		}
+		var layers []image.Layer
+		for _, p := range spec.Paths {
+			layers = append(layers, image.HostPaths(p.Path))
+		}
+		// The directory the command runs in, as the runner's; empty unless
+		// a path above put files there.
+		layers = append(layers, image.Layer{Copies: []image.Copy{{Src: empty, Dest: spec.Dir}}})
+		img, err := store.Build(ctx, image.Spec{Base: base, Layers: layers, Config: image.Config{Env: spec.Env, WorkingDir: spec.Dir}})
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", spec.Name, err)
+		}
+		out = append(out, Built{Spec: spec, Image: img, Ref: ref(spec.Name, img)})
+	}
+	return out, nil
+}
+
+func ref(name string, img image.Image) string {
+	return Registry + "/" + name + ":" + img.Digest.Hex[:12]
+}
+
+// emptyDir is a directory with nothing in it, the source of a working
+// directory's entry.
+func emptyDir(store *image.Store) (string, error) {
+	dir := filepath.Join(store.Dir, "empty")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("image: %w", err)
+	}
+	return dir, os.Chmod(dir, 0o755)
+}
+
+// WriteArchive writes the image into dir as NAME-DIGEST12.tar, the archive
+// `ctr -n k8s.io images import` takes, named Ref; it returns the file.
+func (b Built) WriteArchive(dir string) (string, error) {
+	file := filepath.Join(dir, b.Spec.Name+"-"+b.Image.Digest.Hex[:12]+".tar")
+	return file, b.Image.WriteArchive(file, b.Ref)
+}
+
+// For is the image the service of the variant (its Key) runs in, or nil.
+func For(built []Built, variant, service string) *Built {
+	for i := range built {
+		if slices.Contains(built[i].Spec.Uses, Use{Variant: variant, Service: service}) {
+			return &built[i]
+		}
+	}
+	return nil
+}
+
+// GeneratorBinary is where the generator image holds msbench.
+const GeneratorBinary = "/usr/local/bin/msbench"
+
+// caCerts is the CA bundle Go's crypto/x509 reads on Debian.
+const caCerts = "/etc/ssl/certs/ca-certificates.crt"
+
+// Generator builds the generator image: msbench from the repository at
+// root, built static (CGO_ENABLED=0, so scratch needs no libc), with this
+// machine's CA certificates, its entrypoint `msbench generate` (the
+// backend adds --spec and --out). Go's build cache makes a second build a
+// link.
+func Generator(ctx context.Context, store *image.Store, root string) (Built, error) {
+	dir := filepath.Join(store.Dir, "generator")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Built{}, fmt.Errorf("generator image: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, ".tmp-")
+	if err != nil {
+		return Built{}, fmt.Errorf("generator image: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "msbench")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/msbench")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return Built{}, fmt.Errorf("generator image: go build: %w\n%s", err, msg)
+	}
+	if err := static(bin); err != nil {
+		return Built{}, fmt.Errorf("generator image: %w", err)
+	}
+	copies := []image.Copy{{Src: bin, Dest: GeneratorBinary}}
+	if _, err := os.Stat(caCerts); err == nil {
+		copies = append(copies, image.Copy{Src: caCerts, Dest: caCerts})
+	}
+	img, err := store.Build(ctx, image.Spec{
+		Layers: []image.Layer{{Copies: copies}},
+		Config: image.Config{Entrypoint: []string{GeneratorBinary, "generate"}},
+	})
+	if err != nil {
+		return Built{}, fmt.Errorf("generator image: %w", err)
+	}
+	spec := Spec{Name: "msbench-generator", Paths: []Path{{Path: GeneratorBinary, Why: "msbench generate"}}, Dir: "/"}
+	return Built{Spec: spec, Image: img, Ref: ref(spec.Name, img)}, nil
+}
+
+// static refuses a binary that needs a dynamic loader, which scratch has
+// not.
+func static(file string) error {
+	f, err := elf.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return errors.New(file + " is dynamically linked")
+		}
+	}
+	return nil
+}
