@@ -29,6 +29,9 @@ import (
 )
 
 // machine is what a cluster could leave behind, as seen from outside.
+// Other tests on this machine make network namespaces, interfaces, mounts
+// and cgroups of their own as they run, so only those a cluster could
+// leave are taken.
 type machine struct {
 	Netns      []string
 	NetnsMount bool
@@ -37,15 +40,22 @@ type machine struct {
 	Sysctls    map[string]string
 	Paths      []string
 	Cgroups    []string // every hierarchy's top cgroups
-	IPTables   string   // the machine's rules, without counters
+	IPTables   string   // the machine's kubelet and CNI rules, without counters
 }
 
-func observe(t *testing.T) machine {
+// testNetns is the tests' clusters' namespace.
+const testNetns = "msbench-kube-test"
+
+func observe(t *testing.T, stateDir string) machine {
 	t.Helper()
 	var m machine
 	entries, _ := os.ReadDir(netnsDir)
 	for _, e := range entries {
-		m.Netns = append(m.Netns, e.Name())
+		// Pod namespaces are "cni-..." where containerd is not told
+		// to keep them in its state directory.
+		if e.Name() == testNetns || strings.HasPrefix(e.Name(), "cni-") {
+			m.Netns = append(m.Netns, e.Name())
+		}
 	}
 	m.NetnsMount = isMountPoint(netnsDir)
 	mps, err := mountPoints("/")
@@ -53,7 +63,8 @@ func observe(t *testing.T) machine {
 		t.Fatal(err)
 	}
 	for _, mp := range mps {
-		if strings.Contains(mp, "netns") || strings.Contains(mp, "containerd") || strings.Contains(mp, "kubelet") || strings.Contains(mp, "msbench-cluster") {
+		if strings.HasPrefix(mp, stateDir) || strings.HasPrefix(mp, "/run/containerd") || strings.Contains(mp, "kubelet") ||
+			mp == netnsPath(testNetns) || strings.HasPrefix(mp, netnsPath("cni-")) {
 			m.Mounts = append(m.Mounts, mp)
 		}
 	}
@@ -62,7 +73,9 @@ func observe(t *testing.T) machine {
 		t.Fatal(err)
 	}
 	for _, i := range ifs {
-		m.Interfaces = append(m.Interfaces, i.Name)
+		if i.Name == "node0" || i.Name == "node1" || i.Name == "cni0" {
+			m.Interfaces = append(m.Interfaces, i.Name)
+		}
 	}
 	if m.Sysctls, err = readSysctls(); err != nil {
 		t.Fatal(err)
@@ -86,7 +99,11 @@ func observe(t *testing.T) machine {
 	if err != nil {
 		t.Fatalf("iptables-save: %v", err)
 	}
-	m.IPTables = counters.ReplaceAllString(string(rules), "")
+	for _, line := range strings.Split(counters.ReplaceAllString(string(rules), ""), "\n") {
+		if strings.Contains(line, "KUBE") || strings.Contains(line, "CNI") {
+			m.IPTables += line + "\n"
+		}
+	}
 	slices.Sort(m.Mounts)
 	return m
 }
@@ -123,10 +140,10 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	stateDir := testStateDir(t)
-	before := observe(t)
+	before := observe(t, stateDir)
 
 	began := time.Now()
-	c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
+	c, err := Up(ctx, Options{StateDir: stateDir, Netns: testNetns, Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,13 +335,12 @@ func (l testLog) Write(p []byte) (int, error) {
 // the cluster's state directory is gone.
 func leftNothing(t *testing.T, before machine, stateDir string) {
 	t.Helper()
-	after := observe(t)
+	after := observe(t, stateDir)
 	for _, d := range []struct {
 		what          string
 		before, after any
 	}{
 		{"network namespaces", before.Netns, after.Netns},
-		{"/run/netns mounted", before.NetnsMount, after.NetnsMount},
 		{"mounts", before.Mounts, after.Mounts},
 		{"interfaces", before.Interfaces, after.Interfaces},
 		{"sysctls", before.Sysctls, after.Sysctls},
@@ -338,6 +354,12 @@ func leftNothing(t *testing.T, before machine, stateDir string) {
 	}
 	for _, p := range clusterProcesses(t, stateDir) {
 		t.Errorf("process left: %s", p)
+	}
+	// Another test's "ip netns add" may mount /run/netns meanwhile, but
+	// none would unmount it, and an empty one mounted since is the
+	// cluster's.
+	if empty, _ := os.ReadDir(netnsDir); before.NetnsMount && !after.NetnsMount || !before.NetnsMount && after.NetnsMount && len(empty) == 0 {
+		t.Errorf("%s a mount point before: %v, after: %v", netnsDir, before.NetnsMount, after.NetnsMount)
 	}
 	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
 		t.Errorf("state directory %s left (%v)", stateDir, err)

@@ -20,7 +20,7 @@ const upChildEnv = "MSBENCH_CLUSTER_TEST_UP"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(upChildEnv); dir != "" {
-		if _, err := Up(context.Background(), Options{StateDir: dir, Netns: "msbench-kube-test"}); err != nil {
+		if _, err := Up(context.Background(), Options{StateDir: dir, Netns: testNetns}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -41,7 +41,7 @@ func upChild(stateDir string) *exec.Cmd {
 func TestClusterOutlivesItsUp(t *testing.T) {
 	clusterMachine(t)
 	stateDir := testStateDir(t)
-	before := observe(t)
+	before := observe(t, stateDir)
 	if err := upChild(stateDir).Run(); err != nil {
 		t.Fatalf("up in a child process: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestKilledUpIsTakenDown(t *testing.T) {
 			}
 		}},
 		{"by the next Up", func(ctx context.Context, t *testing.T, stateDir string) {
-			c, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}})
+			c, err := Up(ctx, Options{StateDir: stateDir, Netns: testNetns, Log: testLog{t}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestKilledUpIsTakenDown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clusterMachine(t)
 			stateDir := testStateDir(t)
-			before := observe(t)
+			before := observe(t, stateDir)
 			killedUp(t, stateDir)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -143,7 +143,7 @@ func nodeIsReady(n corev1.Node) bool {
 func TestCancelledUpLeavesNothing(t *testing.T) {
 	clusterMachine(t)
 	stateDir := testStateDir(t)
-	before := observe(t)
+	before := observe(t, stateDir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -154,7 +154,7 @@ func TestCancelledUpLeavesNothing(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	if _, err := Up(ctx, Options{StateDir: stateDir, Netns: "msbench-kube-test", Log: testLog{t}}); err == nil {
+	if _, err := Up(ctx, Options{StateDir: stateDir, Netns: testNetns, Log: testLog{t}}); err == nil {
 		t.Fatal("Up succeeded although its context was cancelled half-way")
 	}
 	leftNothing(t, before, stateDir)
