@@ -134,4 +134,28 @@ func TestPlanNeeds(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a runtime outside the base's PATH, through a link", func(t *testing.T) {
+		bin, opt := t.TempDir(), t.TempDir()
+		real := filepath.Join(opt, "node-20")
+		if err := os.WriteFile(real, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(real, filepath.Join(bin, "node")); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", bin)
+		_, specs, err := planOne(t, "node {root}/main.js", map[string]string{"main.js": ""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := paths(specs[0])
+		for _, p := range []string{filepath.Join(bin, "node"), real} {
+			if !slices.Contains(got, p) {
+				t.Errorf("paths %q lack %s", got, p)
+			}
+		}
+		if want := []string{"PATH=" + bin + ":" + basePATH}; !slices.Equal(specs[0].Env, want) {
+			t.Errorf("env %q, want %q", specs[0].Env, want)
+		}
+	})
 }

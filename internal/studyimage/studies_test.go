@@ -459,3 +459,29 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 		})
 	}
 }
+
+// An image holds its working directory even when no path it copies is
+// there, and two services needing the same files share one image.
+func TestBuildWorkingDirAndSharing(t *testing.T) {
+	store, ctx := needsImages(t)
+	dir := "/msbench-studyimage-test/work"
+	specs := []Spec{{Name: "t-a", Dir: dir, Uses: []Use{{"v", "a"}, {"v", "b"}}}}
+	built, err := Build(ctx, store, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := For(built, "v", "b"); b == nil || b.Ref != built[0].Ref {
+		t.Fatalf("b runs in %v, want %s", b, built[0].Ref)
+	}
+	cfg, err := built[0].Image.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Config.WorkingDir != dir {
+		t.Errorf("working directory %q, want %s", cfg.Config.WorkingDir, dir)
+	}
+	rootfs := unpack(ctx, t, built[0].Image)
+	if info, err := os.Stat(filepath.Join(rootfs, dir)); err != nil || !info.IsDir() || info.Mode().Perm() != 0o755 {
+		t.Errorf("image's %s: %v, %v", dir, info, err)
+	}
+}
