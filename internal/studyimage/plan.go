@@ -18,8 +18,12 @@
 //	}
 //	ref := studyimage.For(built, variant.Key(), "gateway").Ref
 //	// pod: image ref, imagePullPolicy Never, command
-//	// ["/bin/sh", "-c", "exec " + COMMAND], workingDir Spec.Dir, env as the
-//	// runner sets it (TMPDIR={tmp} first, then the service's env).
+//	// ["/bin/sh", "-c", "exec " + COMMAND] (COMMAND resolved as the runner
+//	// does), the image's working directory, env as the runner sets it
+//	// (TMPDIR={tmp} first, then the service's env; PATH is the image's),
+//	// and a writable directory at {tmp}'s path (an emptyDir), which no
+//	// image holds.
+//	gen, err := studyimage.Generator(ctx, store, root) // msbench generate
 //
 // Every image's base is Debian's minbase (debootstrap, cached by
 // image.Store): the Go services are dynamically linked against glibc (cgo

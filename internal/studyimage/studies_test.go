@@ -251,10 +251,11 @@ func TestFaasGatewayRunsInItsImage(t *testing.T) {
 		vals["service."+name+".addr"] = a
 	}
 	for _, name := range []string{"rpc", "gateway"} {
-		if b := For(built, v.Key(), name); b == nil || b.Image.Digest != built[0].Image.Digest {
+		b := For(built, v.Key(), name)
+		if b == nil || b.Image.Digest != built[0].Image.Digest {
 			t.Fatalf("%s runs in %v, want the one image", name, b)
 		}
-		startInImage(ctx, t, rootfs, built[0].Spec.Dir, s.Service(name), vals, addr[name])
+		startInImage(ctx, t, rootfs, b, s.Service(name), vals, addr[name])
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	// The study's own check of /math: the RPC server computes π.
@@ -268,11 +269,16 @@ func TestFaasGatewayRunsInItsImage(t *testing.T) {
 }
 
 // startInImage starts a service by its study's command, unchanged,
-// through /bin/sh in dir, chrooted into rootfs, with the values of an
+// through /bin/sh in the image's working directory, chrooted into rootfs
+// (b unpacked), with the image's environment and the values of an
 // instance on addr as the runner gives them; it is killed at the test's
 // end.
-func startInImage(ctx context.Context, t *testing.T, rootfs, dir string, svc *study.Service, vals map[string]string, addr string) {
+func startInImage(ctx context.Context, t *testing.T, rootfs string, b *Built, svc *study.Service, vals map[string]string, addr string) {
 	t.Helper()
+	cfg, err := b.Image.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Its {tmp} is the backend's to provide: made here inside the root.
 	tmp := filepath.Join(t.TempDir(), svc.Name)
 	if err := os.MkdirAll(filepath.Join(rootfs, tmp), 0o777); err != nil {
@@ -285,7 +291,7 @@ func startInImage(ctx context.Context, t *testing.T, rootfs, dir string, svc *st
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"TMPDIR=" + tmp, "PATH=" + basePATH}
+	env := append(slices.Clone(cfg.Config.Env), "TMPDIR="+tmp)
 	for _, kv := range svc.Env {
 		val, err := expand(kv[1], inst)
 		if err != nil {
@@ -293,7 +299,7 @@ func startInImage(ctx context.Context, t *testing.T, rootfs, dir string, svc *st
 		}
 		env = append(env, kv[0]+"="+val)
 	}
-	cmd := inImage(ctx, rootfs, dir, env, "exec "+command)
+	cmd := inImage(ctx, rootfs, cfg.Config.WorkingDir, env, "exec "+command)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -443,7 +449,7 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 				return
 			}
 			addr := freeAddr(t)
-			startInImage(ctx, t, rootfs, b.Spec.Dir, s.Service("hello"), vals, addr)
+			startInImage(ctx, t, rootfs, b, s.Service("hello"), vals, addr)
 			deadline := time.Now().Add(2 * time.Minute)
 			for {
 				conn, err := net.DialTimeout("tcp", addr, time.Second)
