@@ -109,7 +109,7 @@ func Generator(ctx context.Context, store *image.Store, root string) (Built, err
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "msbench")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/msbench")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/msbench")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
