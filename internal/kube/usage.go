@@ -17,8 +17,9 @@ import (
 // Method says how Usage and NodeUsage are measured, for the report.
 const Method = "kubelet Summary API through the API server's node proxy (/api/v1/nodes/NODE/proxy/stats/summary): " +
 	"CPU seconds are the growth of usageCoreNanoSeconds between the first and the last sample (a restarted container's runs added up), " +
-	"peak memory the highest workingSetBytes of the samples; the kubelet refreshes these every 10-15 s, so the window measured is " +
-	"that between the stats' own timestamps (from, to); the Summary API has no steal time"
+	"peak memory the highest workingSetBytes of the samples; the kubelet refreshes these on its own schedule (on the local cluster " +
+	"about every second for containers and every 10 s for the node), so the window measured is that between the stats' own timestamps " +
+	"(from, to); the Summary API has no steal time"
 
 // Usage is one container's use of the node over the sampler's window.
 type Usage struct {
@@ -76,8 +77,12 @@ type nodeTrack struct {
 	cpu        track
 }
 
-// NewSampler samples namespace's containers every period once started.
+// NewSampler samples namespace's containers every period (a second when
+// not positive) once started.
 func NewSampler(cs kubernetes.Interface, namespace string, every time.Duration) *Sampler {
+	if every <= 0 {
+		every = time.Second
+	}
 	return &Sampler{client: cs, namespace: namespace, every: every, nodes: map[string]*nodeTrack{}, containers: map[containerKey]*track{}}
 }
 
