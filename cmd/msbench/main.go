@@ -18,7 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msbench/msbench/internal/cluster"
 	"github.com/msbench/msbench/internal/console"
+	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/lease"
 )
 
@@ -125,6 +127,16 @@ func newRoot() *cobra.Command {
 		// (processes, data directories, cgroups) goes first.
 		if swept = lease.Sweep(); !swept.Empty() {
 			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %s\n", swept)
+		}
+		// And on a cluster: the namespaces of runs killed so, and a local
+		// cluster whose msbench cluster up died before it was ready.
+		if ks := kube.Sweep(cmd.Context()); !ks.Empty() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %s\n", ks)
+		}
+		if down, err := cluster.SweepDead(cmd.Context(), cluster.DefaultStateDir()); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: taking down a local cluster whose start was killed: %v\n", err)
+		} else if down {
+			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: took down the local cluster in %s, whose start was killed\n", cluster.DefaultStateDir())
 		}
 		if cpuProfile == "" {
 			return nil
