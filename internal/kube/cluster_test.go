@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,7 +39,8 @@ import (
 const (
 	stateEnv = "MSBENCH_KUBE_TEST_STATE"
 	// childEnv makes the test binary an msbench that creates a namespace
-	// with the kubeconfig it names and waits to be killed.
+	// with the kubeconfig it names, and deletes it on a signal, as a run
+	// does on Ctrl-C, SIGTERM or SIGHUP.
 	childEnv     = "MSBENCH_KUBE_TEST_CHILD"
 	childLeases  = "MSBENCH_KUBE_TEST_LEASES"
 	workImage    = "msbench.local/kube-test-work:1"
@@ -48,14 +50,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if kubeconfig := os.Getenv(childEnv); kubeconfig != "" {
-		leaseDir = os.Getenv(childLeases)
-		n, err := CreateNamespace(context.Background(), Target{Kubeconfig: kubeconfig}, "sweep-test", "")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Println(n.Name)
-		select {} // until SIGKILL
+		os.Exit(child(kubeconfig))
 	}
 	code := m.Run()
 	if shared.admin != nil && !shared.started {
@@ -71,6 +66,73 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// child is the test binary as an msbench run, with its signals.
+func child(kubeconfig string) int {
+	leaseDir = os.Getenv(childLeases)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	n, err := CreateNamespace(ctx, Target{Kubeconfig: kubeconfig}, "child", "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(n.Name)
+	<-ctx.Done()
+	if err := n.Delete(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startChild starts an msbench run in a child process and returns it
+// once its namespace is ready, with the namespace's name.
+func startChild(t *testing.T, leases string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+shared.restricted.Kubeconfig, childLeases+"="+leases)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	name, err := bufio.NewReader(out).ReadString('\n')
+	name = strings.TrimSpace(name)
+	if err != nil || name == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child created no namespace: %q, %v", name, err)
+	}
+	t.Cleanup(func() { removeNamespace(t, name) })
+	return cmd, name
+}
+
+// TestSignalledRunDeletesItsNamespace: a run stopped by Ctrl-C, SIGTERM
+// or SIGHUP deletes its namespace, the signal having cancelled its
+// context, and its lease.
+func TestSignalledRunDeletesItsNamespace(t *testing.T) {
+	testCluster(t)
+	dir := useLeaseDir(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		cmd, name := startChild(t, dir)
+		began := time.Now()
+		cmd.Process.Signal(sig)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%v: the run ended with %v", sig, err)
+		}
+		t.Logf("%v: namespace deleted and the run ended in %s", sig, time.Since(began).Round(time.Millisecond))
+		if _, err := shared.admin.CoreV1().Namespaces().Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%v: namespace %s still there: %v", sig, name, err)
+		}
+	}
+	if leases, _ := filepath.Glob(filepath.Join(dir, leasePrefix+"*")); len(leases) != 0 {
+		t.Errorf("leases left: %v", leases)
+	}
 }
 
 // shared is the cluster of this package's tests, its admin client, and
@@ -443,24 +505,9 @@ func TestSweepDeletesOnlyWhatADeadMsbenchCreated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childEnv+"="+shared.restricted.Kubeconfig, childLeases+"="+dir)
-	child.Stderr = os.Stderr
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	name, err := bufio.NewReader(out).ReadString('\n')
-	name = strings.TrimSpace(name)
-	child.Process.Signal(syscall.SIGKILL)
-	child.Wait()
-	if err != nil || name == "" {
-		t.Fatalf("the child created no namespace: %q, %v", name, err)
-	}
-	t.Cleanup(func() { removeNamespace(t, name) })
+	cmd, name := startChild(t, dir)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
 
 	const foreign = "k4-foreign"
 	if _, err := shared.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: foreign}}, metav1.CreateOptions{}); err != nil {
