@@ -60,7 +60,7 @@ func (n *Namespace) String() string { return "namespace " + n.Name + " on " + n.
 func (n *Namespace) Client() kubernetes.Interface { return n.client }
 
 // CreateNamespace creates the run's namespace on the target, named name,
-// or "msbench-RUN-XXXXX" when name is empty, labelled with the run and
+// or "msbench-RUN-xxxxxx" when name is empty, labelled with the run and
 // this process (pid, boot id, host). It refuses a namespace that exists:
 // msbench touches only what it created. A lease file written before the
 // namespace is created lets the next msbench's Sweep delete it if this
@@ -92,10 +92,13 @@ func CreateNamespace(ctx context.Context, t Target, run, name string) (*Namespac
 	}
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l.labels()}}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		os.Remove(n.lease)
 		if apierrors.IsAlreadyExists(err) {
+			os.Remove(n.lease)
 			return nil, fmt.Errorf("namespace %s exists on %s: msbench runs only in a namespace it creates (name another, or leave --namespace out)", name, t)
 		}
+		// The lease stays: a request that timed out may have created
+		// the namespace, which the sweep after this process then finds
+		// by its labels (or finds absent, and drops the lease).
 		return nil, fmt.Errorf("create namespace %s on %s: %w", name, t, err)
 	}
 	err = poll(ctx, readyWait, func(ctx context.Context) (bool, error) {

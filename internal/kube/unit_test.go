@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/msbench/msbench/internal/proc/procfs"
 )
@@ -244,6 +246,48 @@ func TestTrackAddsUpAWindow(t *testing.T) {
 		}
 		if !tr.from.Equal(at(tc.samples[0].at)) || !tr.to.Equal(at(tc.samples[len(tc.samples)-1].at)) {
 			t.Errorf("%s: window %v to %v", tc.name, tr.from, tr.to)
+		}
+	}
+}
+
+// TestCreateKeepsTheLeaseUnlessTheNamespaceIsAnothers: a namespace that
+// exists is not msbench's, so its lease goes; a create that failed
+// otherwise (a timeout, a 500) may have created it, so the lease stays for
+// the sweep.
+func TestCreateKeepsTheLeaseUnlessTheNamespaceIsAnothers(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		reason metav1.StatusReason
+		lease  bool
+	}{
+		{http.StatusConflict, metav1.StatusReasonAlreadyExists, false},
+		{http.StatusInternalServerError, metav1.StatusReasonInternalError, true},
+		{http.StatusGatewayTimeout, metav1.StatusReasonTimeout, true},
+	} {
+		dir := useLeaseDir(t)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(tc.status)
+			json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: int32(tc.status), Reason: tc.reason,
+				Details: &metav1.StatusDetails{Name: "msbench-x", Kind: "namespaces"}})
+		}))
+		kubeconfig := filepath.Join(dir, "kubeconfig.yaml")
+		kc := clientcmdapi.NewConfig()
+		kc.Clusters["c"] = &clientcmdapi.Cluster{Server: srv.URL}
+		kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{}
+		kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+		kc.CurrentContext = "c"
+		if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+			t.Fatal(err)
+		}
+		_, err := CreateNamespace(context.Background(), Target{Kubeconfig: kubeconfig}, "r", "msbench-x")
+		srv.Close()
+		leases, _ := filepath.Glob(filepath.Join(dir, leasePrefix+"*.json"))
+		if err == nil || (len(leases) == 1) != tc.lease {
+			t.Errorf("HTTP %d: error %v, leases %v, want a lease: %v", tc.status, err, leases, tc.lease)
+		}
+		if tc.status == http.StatusConflict && !strings.Contains(fmt.Sprint(err), "msbench runs only in a namespace it creates") {
+			t.Errorf("HTTP %d: %v", tc.status, err)
 		}
 	}
 }
