@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,6 +111,14 @@ type Options struct {
 	// CPUs places every process of the instance, set-up programs
 	// included, on these cores (see proc.Spec.CPUs); nil: every core.
 	CPUs placement.CPUs
+	// Listen, if set, is the HOST:PORT clients dial instead of a free
+	// loopback port: a pod's IP and the port its Service names, for
+	// msbench dependency in a container. A host other than loopback
+	// also lets clients from other addresses log in (see listen.go).
+	Listen string
+	// Password, if set, is the account's password instead of a fresh
+	// one: a Kubernetes Secret's. See CheckPassword.
+	Password string
 }
 
 var defaultPorts proc.PortAllocator
@@ -136,7 +145,7 @@ const (
 type Instance struct {
 	Kind Kind
 	Name string
-	Addr string // 127.0.0.1:PORT
+	Addr string // 127.0.0.1:PORT, or Options.Listen
 	// URL is a connection string that the usual client library takes,
 	// with the credentials.
 	URL string
@@ -170,7 +179,10 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Instance, error) {
 		_, err := ParseKind(string(kind))
 		return nil, err
 	}
-	e := newEnv(kind, opts)
+	e, err := newEnv(kind, opts)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", kind, err)
+	}
 	in := &Instance{Kind: kind, Name: e.name, env: e, srv: newServer()}
 	// Before anything is created: a missing program is the likeliest error,
 	// and a first build of one is not the server's start-up.
@@ -196,7 +208,7 @@ func (in *Instance) start(ctx context.Context) error {
 	in.URL = in.srv.url(in.env)
 	in.Values = map[string]string{
 		"addr": in.Addr,
-		"host": "127.0.0.1",
+		"host": in.env.host,
 		"port": strconv.Itoa(in.env.port),
 		"url":  in.URL,
 	}
@@ -343,9 +355,12 @@ type env struct {
 	binDir string
 	root   string
 	cpus   placement.CPUs
+	host   string // what clients dial and the server binds
+	fixed  bool   // port given by Options.Listen
+	secret string // Options.Password
 }
 
-func newEnv(kind Kind, opts Options) *env {
+func newEnv(kind Kind, opts Options) (*env, error) {
 	e := &env{
 		kind:   kind,
 		name:   opts.Name,
@@ -355,6 +370,8 @@ func newEnv(kind Kind, opts Options) *env {
 		binDir: opts.BinDir,
 		root:   opts.Root,
 		cpus:   opts.CPUs,
+		host:   loopback,
+		secret: opts.Password,
 	}
 	if e.name == "" {
 		e.name = string(kind)
@@ -362,7 +379,12 @@ func newEnv(kind Kind, opts Options) *env {
 	if e.ports == nil {
 		e.ports = &defaultPorts
 	}
-	return e
+	if e.secret != "" {
+		if err := CheckPassword(e.secret); err != nil {
+			return nil, err
+		}
+	}
+	return e, e.listen(opts.Listen)
 }
 
 // create makes the private dir and takes the main port.
@@ -391,11 +413,13 @@ func (e *env) create() error {
 	if e.logDir == "" {
 		e.logDir = e.dir
 	}
-	e.port, err = e.ports.Next()
+	if !e.fixed {
+		e.port, err = e.ports.Next()
+	}
 	return err
 }
 
-func (e *env) addr() string { return "127.0.0.1:" + strconv.Itoa(e.port) }
+func (e *env) addr() string { return net.JoinHostPort(e.host, strconv.Itoa(e.port)) }
 
 // path is a file or directory in the private dir.
 func (e *env) path(name string) string { return filepath.Join(e.dir, name) }

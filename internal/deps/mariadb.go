@@ -49,7 +49,7 @@ func (s *mariadb) init(ctx context.Context, e *env) error {
 	if s.tmp, err = e.userDir("tmp", "mysql"); err != nil {
 		return err
 	}
-	s.password = newPassword()
+	s.password = e.password()
 	// mariadb-install-db, which runs as msbench's user, reads it.
 	setup := e.path("setup.sql")
 	if err := writeSecret(setup, fmt.Sprintf(mariadbSetup, s.password), ""); err != nil {
@@ -92,7 +92,7 @@ func (s *mariadb) values(e *env) map[string]string {
 
 func (s *mariadb) launches(e *env) []launch {
 	spec := e.spec("mariadbd", s.server, "--no-defaults", "--datadir="+s.data,
-		"--port="+strconv.Itoa(e.port), "--bind-address=127.0.0.1",
+		"--port="+strconv.Itoa(e.port), "--bind-address="+e.host,
 		// Relative to the data dir, which mysql may write to, and short:
 		// an absolute socket path in a deep private dir can exceed the
 		// 107-byte limit of Unix socket names.

@@ -3,6 +3,7 @@ package deps
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,6 +34,15 @@ func (s *postgres) listenPort(e *env) int {
 	return e.port
 }
 
+// listenHost is the instance's host, but loopback for FerretDB's store,
+// which only FerretDB uses.
+func (s *postgres) listenHost(e *env) string {
+	if s.port != 0 {
+		return loopback
+	}
+	return e.host
+}
+
 func (s *postgres) find(_ context.Context, e *env) error {
 	var err error
 	if s.server, err = program(e, "postgres", debian("postgresql"), "/usr/lib/postgresql/*/bin"); err != nil {
@@ -48,7 +58,7 @@ func (s *postgres) init(ctx context.Context, e *env) error {
 	if s.data, err = e.userDir("data", "postgres"); err != nil {
 		return err
 	}
-	s.password = newPassword()
+	s.password = e.password()
 	// initdb runs as postgres and needs the file only while it runs.
 	pwFile := e.path("pwfile")
 	if err := writeSecret(pwFile, s.password+"\n", "postgres"); err != nil {
@@ -65,13 +75,17 @@ func (s *postgres) init(ctx context.Context, e *env) error {
 	if err := runOnce(ctx, spec); err != nil {
 		return fmt.Errorf("initdb: %w", err)
 	}
+	if s.listenHost(e) != loopback {
+		return openHBA(s.data)
+	}
 	return nil
 }
 
 func (s *postgres) url(e *env) string { return s.urlFor(e, dbName) }
 
 func (s *postgres) urlFor(e *env, db string) string {
-	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, s.password, s.listenPort(e), db)
+	return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", dbUser, s.password,
+		net.JoinHostPort(s.listenHost(e), strconv.Itoa(s.listenPort(e))), db)
 }
 
 func (*postgres) keys() []string { return credentialKeys }
@@ -80,7 +94,7 @@ func (s *postgres) values(*env) map[string]string { return credentials(s.passwor
 
 func (s *postgres) launches(e *env) []launch {
 	spec := e.spec("postgres", s.server, "-D", s.data, "-p", strconv.Itoa(s.listenPort(e)),
-		"-c", "listen_addresses=127.0.0.1",
+		"-c", "listen_addresses="+s.listenHost(e),
 		// TCP only: a socket path in the private dir could exceed the
 		// length limit of Unix socket names.
 		"-c", "unix_socket_directories=")

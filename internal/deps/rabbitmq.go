@@ -26,8 +26,13 @@ type rabbitmq struct {
 }
 
 // rabbitmqConf keeps msbench's user to loopback clients, as RabbitMQ does
-// for guest by default.
-const rabbitmqConf = "loopback_users." + dbUser + " = true\n"
+// for guest by default, unless the instance listens elsewhere.
+func rabbitmqConf(e *env) string {
+	if e.host != loopback {
+		return "loopback_users = none\n"
+	}
+	return "loopback_users." + dbUser + " = true\n"
+}
 
 func (s *rabbitmq) find(_ context.Context, e *env) error {
 	var err error
@@ -62,8 +67,8 @@ func (s *rabbitmq) init(_ context.Context, e *env) error {
 	// The broker makes its default user, instead of guest/guest, on the
 	// first boot only, when its database is empty; seeded then drops the
 	// password from the file.
-	s.password = newPassword()
-	return writeSecret(s.conf(e), rabbitmqConf+"default_user = "+dbUser+"\ndefault_pass = "+s.password+"\n", "")
+	s.password = e.password()
+	return writeSecret(s.conf(e), rabbitmqConf(e)+"default_user = "+dbUser+"\ndefault_pass = "+s.password+"\n", "")
 }
 
 func (s *rabbitmq) conf(e *env) string { return e.path("rabbitmq.conf") }
@@ -72,7 +77,7 @@ func (s *rabbitmq) seeded(e *env) error {
 	if err := os.Remove(s.conf(e)); err != nil {
 		return err
 	}
-	return writeSecret(s.conf(e), rabbitmqConf, "")
+	return writeSecret(s.conf(e), rabbitmqConf(e), "")
 }
 
 func (s *rabbitmq) url(e *env) string {
@@ -97,7 +102,7 @@ func (s *rabbitmq) launches(e *env) []launch {
 		"RUNNING_UNDER_SYSTEMD=true",
 		"HOME=" + e.path("home"), // the Erlang cookie goes there
 		fmt.Sprintf("RABBITMQ_NODENAME=msbench-%d@localhost", e.port),
-		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
+		"RABBITMQ_NODE_IP_ADDRESS=" + e.host,
 		"RABBITMQ_NODE_PORT=" + strconv.Itoa(e.port),
 		"RABBITMQ_DIST_PORT=" + strconv.Itoa(s.distPort),
 		"ERL_EPMD_PORT=" + strconv.Itoa(s.epmdPort),

@@ -38,7 +38,7 @@ func (s *redis) init(_ context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	s.password = newPassword()
+	s.password = e.password()
 	// A config file rather than --requirepass, which every local user
 	// could read in the command line. Every start reads it, so it stays
 	// until Stop removes the private dir.
@@ -54,7 +54,7 @@ func (*redis) keys() []string { return []string{"password"} }
 func (s *redis) values(*env) map[string]string { return map[string]string{"password": s.password} }
 
 func (s *redis) launches(e *env) []launch {
-	spec := e.spec("redis-server", s.server, s.config(), "--port", strconv.Itoa(e.port), "--bind", "127.0.0.1",
+	spec := e.spec("redis-server", s.server, s.config(), "--port", strconv.Itoa(e.port), "--bind", e.host,
 		"--save", "", "--appendonly", "no", "--dir", s.data)
 	spec.User = s.user
 	// go-redis logs every refused dial.
