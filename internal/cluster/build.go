@@ -59,15 +59,11 @@ func sourceKey(ctx context.Context, flags string, files ...string) (string, erro
 // goBuild builds pkg (a directory) into out with -trimpath, stripped,
 // with extra linker flags. -trimpath keeps the compiled packages the same
 // whatever the checkout's path, so the build cache serves every checkout.
-// A static build is for a FROM-scratch image; the others keep the
-// machine's cgo setting, whose cache the other builds share.
-func goBuild(ctx context.Context, dir, pkg, out string, static bool, ldflags string, log io.Writer) error {
+// It keeps the machine's cgo setting, whose cache the other builds share.
+func goBuild(ctx context.Context, dir, pkg, out string, ldflags string, log io.Writer) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w "+ldflags, "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if static {
-		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
-	}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = log, io.MultiWriter(log, &stderr)
 	if err := cmd.Run(); err != nil {
@@ -116,7 +112,7 @@ func kubeBinary(ctx context.Context, source, cacheDir string, log io.Writer) (st
 	}
 	return cached(cacheDir, "kube-"+KubernetesVersion+"-", key, "kube", func(tmp string) error {
 		fmt.Fprintf(log, "building Kubernetes %s (the first build takes several minutes)\n", KubernetesVersion)
-		return goBuild(ctx, mod, ".", tmp, false, versionFlags, log)
+		return goBuild(ctx, mod, ".", tmp, versionFlags, log)
 	})
 }
 
@@ -125,16 +121,8 @@ func kubeBinary(ctx context.Context, source, cacheDir string, log io.Writer) (st
 // entrypoint, and writes the image's archive, named ref, to archive.
 // Layers are kept in the image store under cacheDir.
 func StaticImage(ctx context.Context, source, cacheDir, pkg, name, ref, archive string, log io.Writer) error {
-	bin := filepath.Join(filepath.Dir(archive), name)
-	defer os.Remove(bin)
-	if err := goBuild(ctx, source, pkg, bin, true, "", log); err != nil {
-		return err
-	}
 	store := &image.Store{Dir: filepath.Join(cacheDir, "images")}
-	img, err := store.Build(ctx, image.Spec{
-		Layers: []image.Layer{{Copies: []image.Copy{{Src: bin, Dest: "/" + name}}}},
-		Config: image.Config{Entrypoint: []string{"/" + name}},
-	})
+	img, err := store.GoStatic(ctx, image.GoBinary{Dir: source, Pkg: pkg, Path: "/" + name, Log: log})
 	if err != nil {
 		return fmt.Errorf("image %s: %w", ref, err)
 	}

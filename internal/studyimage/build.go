@@ -2,11 +2,8 @@ package studyimage
 
 import (
 	"context"
-	"debug/elf"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 
@@ -90,42 +87,11 @@ func For(built []Built, variant, service string) *Built {
 // GeneratorBinary is where the generator image holds msbench.
 const GeneratorBinary = "/usr/local/bin/msbench"
 
-// caCerts is the CA bundle Go's crypto/x509 reads on Debian.
-const caCerts = "/etc/ssl/certs/ca-certificates.crt"
-
 // Generator builds the generator image: msbench from the repository at
-// root, built static (CGO_ENABLED=0, so scratch needs no libc), with this
-// machine's CA certificates, its entrypoint `msbench generate` (the
-// backend adds --spec and --out). Go's build cache makes a second build a
-// link.
+// root, static on scratch with this machine's CA certificates, its
+// entrypoint `msbench generate` (the backend adds --spec and --out).
 func Generator(ctx context.Context, store *image.Store, root string) (Built, error) {
-	dir := filepath.Join(store.Dir, "generator")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Built{}, fmt.Errorf("generator image: %w", err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".tmp-")
-	if err != nil {
-		return Built{}, fmt.Errorf("generator image: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "msbench")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/msbench")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return Built{}, fmt.Errorf("generator image: go build: %w\n%s", err, msg)
-	}
-	if err := static(bin); err != nil {
-		return Built{}, fmt.Errorf("generator image: %w", err)
-	}
-	copies := []image.Copy{{Src: bin, Dest: GeneratorBinary}}
-	if _, err := os.Stat(caCerts); err == nil {
-		copies = append(copies, image.Copy{Src: caCerts, Dest: caCerts})
-	}
-	img, err := store.Build(ctx, image.Spec{
-		Layers: []image.Layer{{Copies: copies}},
-		Config: image.Config{Entrypoint: []string{GeneratorBinary, "generate"}},
-	})
+	img, err := store.GoStatic(ctx, image.GoBinary{Dir: root, Pkg: "./cmd/msbench", Path: GeneratorBinary, Args: []string{"generate"}, CACerts: true})
 	if err != nil {
 		return Built{}, fmt.Errorf("generator image: %w", err)
 	}
@@ -133,18 +99,5 @@ func Generator(ctx context.Context, store *image.Store, root string) (Built, err
 	return Built{Spec: spec, Image: img, Ref: ref(spec.Name, img)}, nil
 }
 
-// static refuses a binary that needs a dynamic loader, which scratch has
-// not.
-func static(file string) error {
-	f, err := elf.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return errors.New(file + " is dynamically linked")
-		}
-	}
-	return nil
-}
+// static is image.CheckStatic under the name this package's tests call.
+var static = image.CheckStatic
