@@ -23,7 +23,7 @@ func RequiredRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
 		// The study's services, dependencies and generators.
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"services", "configmaps"}, Verbs: []string{"create", "get", "list", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"services", "configmaps"}, Verbs: []string{"create", "get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 		// The generators' account without rights, and the namespace's
 		// default one, waited for before the first pod.
