@@ -29,7 +29,6 @@ import (
 
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/cluster"
-	"github.com/msbench/msbench/internal/proc/procfs"
 )
 
 // The integration tests run against a real cluster: the one whose state
@@ -172,9 +171,6 @@ func setUp(t *testing.T) (skip, fail string) {
 			return "", err.Error()
 		}
 	} else {
-		if other := otherCluster(); other != "" {
-			return fmt.Sprintf("a cluster is up on this machine (%s); set %s to its state directory to use it", other, stateEnv), ""
-		}
 		if missing := cluster.MissingPackages(); len(missing) > 0 {
 			return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), ""
 		}
@@ -183,7 +179,9 @@ func setUp(t *testing.T) (skip, fail string) {
 			return "", err.Error()
 		}
 		began := time.Now()
-		if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, Log: testLog{t}}); err != nil {
+		// One cluster runs on a machine at a time: internal/cluster's
+		// tests, run beside these by go test ./..., may hold it.
+		if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
 			return "", "cluster up: " + err.Error()
 		}
 		shared.started = true
@@ -204,25 +202,6 @@ func setUp(t *testing.T) (skip, fail string) {
 		return "", "an identity with RequiredRules alone: " + err.Error()
 	}
 	return "", ""
-}
-
-// otherCluster names a sign of a cluster on this machine (starting, up,
-// or being taken down): its kubelet's cgroups, its network namespace, its
-// API server.
-func otherCluster() string {
-	if cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods"); len(cgroups) > 0 {
-		return cgroups[0]
-	}
-	if netns, _ := filepath.Glob("/run/netns/msbench-kube*"); len(netns) > 0 {
-		return netns[0]
-	}
-	stats, _ := procfs.All()
-	for _, st := range stats {
-		if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", st.PID)); strings.Contains(string(cmd), "kube-apiserver\x00") {
-			return fmt.Sprintf("kube-apiserver, pid %d", st.PID)
-		}
-	}
-	return ""
 }
 
 // The restricted identity: a service account in a namespace of its own,
