@@ -1,10 +1,10 @@
 // Package cluster runs a real single-node Kubernetes on this machine, for
 // the Kubernetes backend's tests and for trying a study on a cluster:
-// etcd, the API server, controller manager, scheduler and kubelet
-// (built from the pinned module in internal/cluster/kube), containerd,
-// runc and the CNI plugins from Debian, all in a network namespace of its
-// own. The API is reached from the machine through a forwarder on
-// 127.0.0.1; Down leaves the machine as Up found it.
+// etcd, the API server, controller manager, scheduler, kubelet and
+// kube-proxy (built from the pinned module in internal/cluster/kube),
+// containerd, runc and the CNI plugins from Debian, all in a network
+// namespace of its own. The API is reached from the machine through a
+// forwarder on 127.0.0.1; Down leaves the machine as Up found it.
 //
 // The cluster outlives the process that started it: its daemons run in
 // sessions of their own, and its state file says what Down must stop and
@@ -18,13 +18,18 @@
 //	// imagePullPolicy Never name it
 //	err = c.ImportImage(ctx, "gateway.tar")
 //	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
-//	// pod IPs are reachable from inside the cluster's namespace only
+//	// pod IPs and Services' ClusterIPs are reachable from inside the
+//	// cluster's namespace only
 //	client := &http.Client{Transport: &http.Transport{DialContext: c.DialContext}}
 //	err = c.Down(ctx)
 //
+// A Service's ClusterIP reaches its pods, from pods and from the cluster's
+// namespace (DialContext), through kube-proxy's rules there; it stays the
+// same while the pods behind it are replaced. There is no DNS: a pod is
+// told the ClusterIP itself.
+//
 // One cluster runs on a machine at a time (the kubelet's kubepods
-// cgroups are global). There is no kube-proxy and no DNS: pods are
-// reached on their IPs, and ClusterIP Services do not route.
+// cgroups are global).
 package cluster
 
 import (
@@ -157,6 +162,8 @@ var packages = []struct{ file, pkg string }{
 	{cniBinDir + "/host-local", "containernetworking-plugins"},
 	{cniBinDir + "/loopback", "containernetworking-plugins"},
 	{"/usr/sbin/iptables", "iptables"},
+	// kube-proxy deletes a UDP Service's stale conntrack entries with it.
+	{"/usr/sbin/conntrack", "conntrack"},
 	{"/usr/bin/socat", "socat"},
 	{"/usr/bin/nsenter", "util-linux"},
 	{"/usr/bin/ip", "iproute2"},
@@ -371,6 +378,15 @@ func (c *Cluster) start(ctx context.Context, o Options, kube, pauseArchive strin
 	}); err != nil {
 		return err
 	}
+	// Its health server answers once it runs (it reports healthy while
+	// it starts up, so this is no proof that rules are written): a
+	// kube-proxy that cannot start fails Up here rather than leaving
+	// ClusterIPs dead. A new Service's rules follow within a second or so.
+	if err := c.await(ctx, "kube-proxy", func(ctx context.Context) error {
+		return httpGet(ctx, &http.Client{Transport: &http.Transport{DialContext: inNS}}, "http://127.0.0.1:10256/healthz")
+	}); err != nil {
+		return err
+	}
 	c.st.Owner, c.st.Ready = process{}, true
 	return writeState(l, c.st)
 }
@@ -550,6 +566,7 @@ func components(l layout, kube string, forwardPort int) []command {
 			"--config", l.kubeletConfigFile(), "--kubeconfig", kc("kubelet"),
 			"--node-ip", nodeIP, "--hostname-override", nodeName,
 			"--root-dir", l.kubeletRoot(), "--cert-dir", l.path("pki", "kubelet-generated")}, true},
+		{"kube-proxy", []string{kube, "kube-proxy", "--config", l.proxyConfigFile()}, true},
 		// The API reaches the machine through a socket file, which both
 		// namespaces see: a relay inside the cluster's namespace from the
 		// socket to the API server, and one on the machine's 127.0.0.1

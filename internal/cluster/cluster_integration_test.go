@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -41,6 +39,16 @@ type machine struct {
 	Paths      []string
 	Cgroups    []string // every hierarchy's top cgroups
 	IPTables   string   // the machine's kubelet and CNI rules, without counters
+}
+
+// machineNetSettings are the machine's own of the settings kube-proxy
+// writes (nf_conntrack_max and hashsize are global, the rest exist in
+// each namespace), and br_netfilter's switch the cluster sets in its own.
+var machineNetSettings = []string{
+	"/proc/sys/net/netfilter/nf_conntrack_max", "/sys/module/nf_conntrack/parameters/hashsize",
+	"/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established",
+	"/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_close_wait",
+	"/proc/sys/net/ipv4/conf/all/route_localnet", bridgeCallsIPTables,
 }
 
 // testNetns is the tests' clusters' namespace.
@@ -79,6 +87,13 @@ func observe(t *testing.T, stateDir string) machine {
 	}
 	if m.Sysctls, err = readSysctls(); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range machineNetSettings {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Sysctls[f] = strings.TrimSpace(string(b))
 	}
 	for _, p := range systemPaths {
 		if _, err := os.Stat(p); err == nil {
@@ -133,8 +148,9 @@ func clusterMachine(t *testing.T) string {
 }
 
 // TestClusterRunsAPodAndLeavesNothing brings a cluster up, runs a pod from
-// a locally built FROM-scratch image, reaches it on its pod IP, and takes
-// the cluster down again, after which the machine must be as it was.
+// a locally built FROM-scratch image, reaches it on its pod IP and through
+// a Service's ClusterIP (also after the pod is replaced), and takes the
+// cluster down again, after which the machine must be as it was.
 func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 	source := clusterMachine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -170,47 +186,18 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 		return err
 	})
 	podStart := time.Now()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{
-				Name: "web", Image: image, ImagePullPolicy: corev1.PullNever,
-				Args:  []string{"-addr", ":8080"},
-				Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-				ReadinessProbe: &corev1.Probe{
-					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
-					PeriodSeconds: 1,
-				},
-			}},
-		},
-	}
-	if _, err := kc.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := kc.CoreV1().Pods(ns).Create(ctx, testPod("web", image), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var podIP string
-	poll(t, ctx, "pod web Ready", func() error {
-		p, err := kc.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				podIP = p.Status.PodIP
-				return nil
-			}
-		}
-		return fmt.Errorf("phase %s, conditions %+v, containers %+v", p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
-	})
+	podIP := readyPodIP(t, ctx, kc, ns, "web")
 	t.Logf("pod Ready %s after create, at %s", time.Since(podStart).Round(time.Millisecond), podIP)
 
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: c.DialContext}}
-	resp, err := client.Get("http://" + net.JoinHostPort(podIP, "8080") + "/from-the-test")
-	if err != nil {
+	// Each request on a connection of its own, so that one to a pod
+	// since deleted is not reused.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: c.DialContext, DisableKeepAlives: true}}
+	if body, err := httpGetBody(ctx, client, "http://"+net.JoinHostPort(podIP, "8080")+"/from-the-test"); err != nil {
 		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if want := "msbench pod says hello to /from-the-test\n"; string(body) != want {
+	} else if want := "msbench pod web says hello to /from-the-test\n"; string(body) != want {
 		t.Errorf("pod answered %q, want %q", body, want)
 	}
 	// The API server reaches the kubelet (logs, exec, port-forward, the
@@ -226,15 +213,20 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 		t.Logf("RSS of the cluster's processes with one pod: %d MiB", rssMiB(clusterPIDs(st)))
 	}
 
+	serviceRoutes(t, ctx, kc, ns, image, client)
+
 	if err := kc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, "pod web gone", func() error {
-		_, err := kc.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
+	poll(t, ctx, "the namespace's pods gone", func() error {
+		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("still there (%v)", err)
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left", len(pods.Items))
+		}
+		return nil
 	})
 
 	downBegan := time.Now()
@@ -243,6 +235,127 @@ func TestClusterRunsAPodAndLeavesNothing(t *testing.T) {
 	}
 	t.Logf("cluster down in %s", time.Since(downBegan).Round(time.Millisecond))
 	leftNothing(t, before, stateDir)
+}
+
+// serviceRoutes puts a ClusterIP Service in front of pod web and checks
+// that the ClusterIP reaches it from another pod and from the cluster's
+// namespace, and, once web is replaced by a pod of the same labels, the
+// new pod.
+func serviceRoutes(t *testing.T, ctx context.Context, kc *kubernetes.Clientset, ns, image string, client *http.Client) {
+	t.Helper()
+	began := time.Now()
+	svc, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{
+			Selector: testLabels,
+			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + svc.Spec.ClusterIP + "/via-the-service"
+	answeredBy := func(pod string) func() error {
+		return func() error {
+			body, err := httpGetBody(ctx, client, url)
+			if err != nil {
+				return err
+			}
+			if want := "msbench pod " + pod + " says hello to /via-the-service\n"; string(body) != want {
+				return fmt.Errorf("answered %q, want %q", body, want)
+			}
+			return nil
+		}
+	}
+	poll(t, ctx, "web through ClusterIP "+svc.Spec.ClusterIP, answeredBy("web"))
+	t.Logf("ClusterIP %s routes %s after the Service's create", svc.Spec.ClusterIP, time.Since(began).Round(time.Millisecond))
+
+	// From another pod on the bridge: its answer comes back bridged.
+	clientPod := testPod("client", image, "-get", url)
+	clientPod.Labels, clientPod.Spec.RestartPolicy = nil, corev1.RestartPolicyNever
+	clientPod.Spec.Containers[0].ReadinessProbe = nil
+	if _, err := kc.CoreV1().Pods(ns).Create(ctx, clientPod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "pod client done", func() error {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, "client", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			logs, _ := kc.CoreV1().Pods(ns).GetLogs("client", &corev1.PodLogOptions{}).DoRaw(ctx)
+			t.Fatalf("pod client failed: %s", logs)
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err := kc.CoreV1().Pods(ns).GetLogs("client", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "msbench pod web says hello to /via-the-service\n"; string(logs) != want {
+		t.Errorf("pod client got %q through the ClusterIP, want %q", logs, want)
+	}
+
+	// A pod replaced, as a controller does after a fault: same labels, a
+	// new name and pod IP, the same ClusterIP.
+	replaced := time.Now()
+	if err := kc.CoreV1().Pods(ns).Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.CoreV1().Pods(ns).Create(ctx, testPod("web-2", image), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "web-2 through ClusterIP "+svc.Spec.ClusterIP, answeredBy("web-2"))
+	t.Logf("the ClusterIP reaches the new pod %s after the old one's delete; the Service's checks took %s",
+		time.Since(replaced).Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+}
+
+// testLabels select the test's server pods.
+var testLabels = map[string]string{"app": "web"}
+
+// testPod runs the test's web image: a server on 8080, Ready when it
+// answers, unless args make it something else.
+func testPod(name, image string, args ...string) *corev1.Pod {
+	if len(args) == 0 {
+		args = []string{"-addr", ":8080"}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: testLabels},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "web", Image: image, ImagePullPolicy: corev1.PullNever,
+				Args:  args,
+				Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+					PeriodSeconds: 1,
+				},
+			}},
+		},
+	}
+}
+
+// readyPodIP waits for the pod to be Ready and returns its IP.
+func readyPodIP(t *testing.T, ctx context.Context, kc *kubernetes.Clientset, ns, name string) string {
+	t.Helper()
+	var podIP string
+	poll(t, ctx, "pod "+name+" Ready", func() error {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				podIP = p.Status.PodIP
+				return nil
+			}
+		}
+		return fmt.Errorf("phase %s, conditions %+v, containers %+v", p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
+	})
+	return podIP
 }
 
 // machineWait bounds how long a test waits for another cluster on this

@@ -17,8 +17,8 @@ const (
 	nodePrefix = 24
 	podCIDR    = "10.251.0.0/24"
 	podGateway = "10.251.0.1"
-	// serviceCIDR holds the API server's Service address; with no
-	// kube-proxy no ClusterIP routes, so pods are reached on their own IPs.
+	// serviceCIDR holds the Services' ClusterIPs, which kube-proxy's
+	// rules in the namespace send on to the pods behind them.
 	serviceCIDR  = "10.252.0.0/24"
 	apiServiceIP = "10.252.0.1"
 	apiPort      = 6443
@@ -57,6 +57,7 @@ func (l layout) apiSocket() string            { return l.path("api.sock") }
 func (l layout) stateFile() string            { return l.path("state.json") }
 func (l layout) containerdConfigFile() string { return l.path("containerd", "config.toml") }
 func (l layout) kubeletConfigFile() string    { return l.path("kubelet", "config.yaml") }
+func (l layout) proxyConfigFile() string      { return l.path("kube-proxy.yaml") }
 func (l layout) cniConfigDir() string         { return l.path("cni", "net.d") }
 func (l layout) externalKubeconfig() string   { return l.path("kubeconfig.yaml") }
 func (l layout) apiserverURL() string         { return "https://" + nodeIP + ":" + strconv.Itoa(apiPort) }
@@ -195,4 +196,27 @@ evictionHard:
   nodefs.inodesFree: 1%%
 registerNode: true
 `, nodeIP, l.pki("ca.crt"), l.containerdSocket(), l.podLogs()))
+}
+
+// proxyConfig runs kube-proxy in iptables mode, its rules in the cluster's
+// namespace. Of the sysctls it writes, nf_conntrack_max (and the
+// nf_conntrack module's hashsize) is the machine's, read-only in any
+// other namespace: maxPerCore 0 leaves it alone. The TCP timeouts and
+// route_localnet it sets are the namespace's own and go with it.
+func proxyConfig(l layout) []byte {
+	return []byte(fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+clientConnection:
+  kubeconfig: %s
+hostnameOverride: %s
+clusterCIDR: %s
+bindAddress: %s
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+oomScoreAdj: 0
+conntrack:
+  maxPerCore: 0
+  min: 0
+`, l.kubeconfig("kube-proxy"), nodeName, podCIDR, nodeIP))
 }

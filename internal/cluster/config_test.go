@@ -61,6 +61,7 @@ func TestConfigsStayInTheStateDir(t *testing.T) {
 		"containerd": containerdConfig(l),
 		"kubelet":    kubeletConfig(l),
 		"cni":        cniConfig(l),
+		"kube-proxy": proxyConfig(l),
 	} {
 		t.Run(name, func(t *testing.T) {
 			paths := absPaths.FindAllStringSubmatch(string(cfg), -1)
@@ -105,6 +106,40 @@ func TestKubeletConfig(t *testing.T) {
 		if cfg[key] != want {
 			t.Errorf("%s = %v, want %v", key, cfg[key], want)
 		}
+	}
+}
+
+// kube-proxy's settings that would write the machine's sysctls (its
+// conntrack table size) are off; the rules' local traffic is the pods'.
+func TestProxyConfig(t *testing.T) {
+	var cfg struct {
+		Kind, Mode       string
+		ClusterCIDR      string `yaml:"clusterCIDR"`
+		HostnameOverride string `yaml:"hostnameOverride"`
+		OOMScoreAdj      *int   `yaml:"oomScoreAdj"`
+		ClientConnection struct {
+			Kubeconfig string
+		} `yaml:"clientConnection"`
+		Conntrack struct {
+			MaxPerCore *int `yaml:"maxPerCore"`
+			Min        *int
+		}
+	}
+	if err := yaml.Unmarshal(proxyConfig(layout{"/s"}), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Kind != "KubeProxyConfiguration" || cfg.Mode != "iptables" || cfg.ClusterCIDR != podCIDR || cfg.HostnameOverride != nodeName {
+		t.Errorf("config = %+v", cfg)
+	}
+	if cfg.ClientConnection.Kubeconfig != "/s/kubeconfig/kube-proxy.yaml" {
+		t.Errorf("kubeconfig %q", cfg.ClientConnection.Kubeconfig)
+	}
+	// A nil maxPerCore would be kube-proxy's default, 32768 a core.
+	if cfg.Conntrack.MaxPerCore == nil || *cfg.Conntrack.MaxPerCore != 0 {
+		t.Errorf("conntrack.maxPerCore = %v, want 0 (nf_conntrack_max is the machine's)", cfg.Conntrack.MaxPerCore)
+	}
+	if cfg.OOMScoreAdj == nil || *cfg.OOMScoreAdj != 0 {
+		t.Errorf("oomScoreAdj = %v, want 0 (lowering it needs CAP_SYS_RESOURCE)", cfg.OOMScoreAdj)
 	}
 }
 

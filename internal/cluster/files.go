@@ -35,7 +35,9 @@ func writeFiles(l layout, forwardPort int) (adminCredentials, error) {
 		"admin":              {name: pkix.Name{CommonName: "msbench-admin", Organization: []string{"system:masters"}}},
 		"controller-manager": {name: pkix.Name{CommonName: "system:kube-controller-manager"}},
 		"scheduler":          {name: pkix.Name{CommonName: "system:kube-scheduler"}},
-		"kubelet":            {name: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}},
+		// The name the default system:node-proxier binding grants.
+		"kube-proxy": {name: pkix.Name{CommonName: "system:kube-proxy"}},
+		"kubelet":    {name: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}},
 	}
 	var admin adminCredentials
 	for name, lf := range certs {
@@ -65,6 +67,7 @@ func writeFiles(l layout, forwardPort int) (adminCredentials, error) {
 	for path, data := range map[string][]byte{
 		l.containerdConfigFile():                  containerdConfig(l),
 		l.kubeletConfigFile():                     kubeletConfig(l),
+		l.proxyConfigFile():                       proxyConfig(l),
 		l.cniConfigDir() + "/10-msbench.conflist": cniConfig(l),
 	} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -32,6 +32,14 @@ func run(ctx context.Context, name string, args ...string) error {
 // veth pair with both ends inside it, the node address on one. Nothing
 // links the namespace to the machine's, and there is no default route: a
 // packet for any other address fails at once inside the namespace.
+//
+// A ClusterIP needs a route for the socket to be made at all, before
+// kube-proxy's rules rewrite it to a pod's address: the Services' range
+// goes to the node's NIC (the pods' bridge exists only once a pod does).
+// A pod reaching another pod on the bridge through a ClusterIP gets the
+// answer bridged, not routed: only br_netfilter's bridge-nf-call-iptables
+// (the namespace's own) puts it through conntrack, which gives it the
+// ClusterIP's address back.
 func createNetwork(ctx context.Context, ns string) error {
 	ip := func(args ...string) error {
 		return run(ctx, "ip", append([]string{"-n", ns}, args...)...)
@@ -45,42 +53,58 @@ func createNetwork(ctx context.Context, ns string) error {
 		{"addr", "add", nodeIP + "/" + strconv.Itoa(nodePrefix), "dev", "node0"},
 		{"link", "set", "node0", "up"},
 		{"link", "set", "node1", "up"},
+		{"route", "add", serviceCIDR, "dev", "node0"},
 	} {
 		if err := ip(args...); err != nil {
 			return fmt.Errorf("cluster network: %w", err)
 		}
 	}
-	return nil
+	return inNetns(ns, func() error {
+		if err := os.WriteFile(bridgeCallsIPTables, []byte("1"), 0o644); err != nil {
+			return fmt.Errorf("cluster network: %w", err)
+		}
+		return nil
+	})
 }
 
-// dialIn dials addr from inside the namespace ns: the socket is made on a
-// thread switched into it, and keeps to that namespace afterwards.
+// bridgeCallsIPTables is br_netfilter's switch, which this kernel keeps
+// per network namespace.
+const bridgeCallsIPTables = "/proc/sys/net/bridge/bridge-nf-call-iptables"
+
+// dialIn dials addr from inside the namespace ns.
 func dialIn(ctx context.Context, ns, network, addr string) (net.Conn, error) {
-	type result struct {
-		conn net.Conn
-		err  error
-	}
-	done := make(chan result, 1)
+	var c net.Conn
+	err := inNetns(ns, func() error {
+		var d net.Dialer
+		var err error
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
+}
+
+// inNetns runs f on a thread switched into the namespace ns: a socket
+// made there, or a /proc/sys/net file opened there, keeps to that
+// namespace afterwards.
+func inNetns(ns string, f func() error) error {
+	done := make(chan error, 1)
 	go func() {
 		// The thread stays locked and ends with this goroutine, so no
 		// other goroutine ever runs in the cluster's namespace.
 		runtime.LockOSThread()
-		f, err := os.Open(netnsPath(ns))
+		nsf, err := os.Open(netnsPath(ns))
 		if err != nil {
-			done <- result{err: fmt.Errorf("cluster namespace: %w", err)}
+			done <- fmt.Errorf("cluster namespace: %w", err)
 			return
 		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- result{err: fmt.Errorf("enter namespace %s: %w", ns, err)}
+		defer nsf.Close()
+		if err := unix.Setns(int(nsf.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- fmt.Errorf("enter namespace %s: %w", ns, err)
 			return
 		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, addr)
-		done <- result{c, err}
+		done <- f()
 	}()
-	r := <-done
-	return r.conn, r.err
+	return <-done
 }
 
 // netnsInode is the identity of the namespace a process is in or a

@@ -15,6 +15,7 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 )
@@ -24,11 +25,12 @@ var components = map[string]func() *cobra.Command{
 	"kube-controller-manager": controllermanager.NewControllerManagerCommand,
 	"kube-scheduler":          func() *cobra.Command { return scheduler.NewSchedulerCommand() },
 	"kubelet":                 kubelet.NewKubeletCommand,
+	"kube-proxy":              proxy.NewProxyCommand,
 }
 
 func main() {
 	if len(os.Args) < 2 || components[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: kube kube-apiserver|kube-controller-manager|kube-scheduler|kubelet [flags]")
+		fmt.Fprintln(os.Stderr, "usage: kube kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy [flags]")
 		os.Exit(2)
 	}
 	cmd := components[os.Args[1]]()
