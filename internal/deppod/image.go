@@ -1,0 +1,101 @@
+package deppod
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/msbench/msbench/internal/deps"
+	"github.com/msbench/msbench/internal/image"
+	"github.com/msbench/msbench/internal/studyimage"
+)
+
+// Binary is where a dependency image holds msbench, its entrypoint.
+const Binary = "/usr/local/bin/msbench"
+
+// DataDir is the dependency's private directory in its pod, which Args
+// gives: an emptyDir, so that a restart in place (SIGUSR1) keeps the data
+// and a new pod starts from nothing, as a local run's dependency does.
+const DataDir = "/var/lib/msbench-dependency"
+
+// suite is the Debian release of the images: this machine's, whose
+// packages `make deps` installs and the tests of package deps run.
+const suite = "bookworm"
+
+// postgresBin is where bookworm's PostgreSQL 15 keeps its programs; the
+// mongo image puts FerretDB beside them, for --bin to find all three.
+const postgresBin = "/usr/lib/postgresql/15/bin"
+
+// packages are each kind's Debian packages, as `make deps` installs them.
+var packages = map[deps.Kind][]string{
+	deps.Postgres: {"postgresql"},
+	deps.Redis:    {"redis-server"},
+	deps.RabbitMQ: {"rabbitmq-server"},
+	deps.MariaDB:  {"mariadb-server"},
+	deps.Mongo:    {"postgresql"},
+}
+
+// Build builds kind's image for the local cluster: Debian bookworm's
+// minbase with kind's packages (cached by the store), msbench from the
+// checkout at root built static at Binary, and the entrypoint `msbench
+// dependency KIND`. Mongo adds FerretDB from the checkout's tools/ferretdb,
+// built static. Its Ref is msbench.local/msbench-KIND:DIGEST12.
+//
+// A real cluster can pull standard images instead only if they run the
+// agent: the backend then builds the same layers on a pulled base
+// (image.Pull of postgres:15-bookworm, say, whose programs are where
+// Debian's are) rather than a Debian one.
+func Build(ctx context.Context, store *image.Store, root string, kind deps.Kind) (studyimage.Built, error) {
+	pkgs, ok := packages[kind]
+	if !ok {
+		_, err := deps.ParseKind(string(kind))
+		return studyimage.Built{}, fmt.Errorf("dependency image: %w", err)
+	}
+	name := "msbench-" + string(kind)
+	fail := func(err error) (studyimage.Built, error) {
+		return studyimage.Built{}, fmt.Errorf("image %s: %w", name, err)
+	}
+	img, err := store.Debian(ctx, image.Debian{Suite: suite, Packages: pkgs})
+	if err != nil {
+		return fail(err)
+	}
+	bins := []image.GoBinary{{Dir: root, Pkg: "./cmd/msbench", Path: Binary}}
+	entrypoint := []string{Binary, "dependency", string(kind)}
+	if kind == deps.Mongo {
+		bins = append(bins, image.GoBinary{Dir: filepath.Join(root, "tools", "ferretdb"), Pkg: ".", Path: postgresBin + "/ferretdb"})
+		entrypoint = append(entrypoint, "--bin", postgresBin)
+	}
+	for _, b := range bins {
+		static, err := store.GoStatic(ctx, b)
+		if err != nil {
+			return fail(err)
+		}
+		layers, err := static.Layers()
+		if err != nil {
+			return fail(err)
+		}
+		if img, err = mutate.AppendLayers(img, layers...); err != nil {
+			return fail(err)
+		}
+	}
+	built, err := store.Build(ctx, image.Spec{Base: img, Config: image.Config{Entrypoint: entrypoint}})
+	if err != nil {
+		return fail(err)
+	}
+	spec := studyimage.Spec{Name: name, Packages: pkgs, Dir: "/"}
+	for _, b := range bins {
+		spec.Paths = append(spec.Paths, studyimage.Path{Path: b.Path, Why: "built static from " + b.Pkg})
+	}
+	return studyimage.Built{Spec: spec, Image: built, Ref: studyimage.Registry + "/" + name + ":" + built.Digest.Hex[:12]}, nil
+}
+
+// Args are the arguments a pod gives the entrypoint: listen on the pod's
+// IP, which the pod spec passes as the environment variable POD_IP
+// (fieldRef status.podIP; Kubernetes expands $(POD_IP) in args), at port,
+// the one its Service names, with its data in DataDir.
+func Args(port int) []string {
+	return []string{"--listen", "$(POD_IP):" + strconv.Itoa(port), "--dir", DataDir}
+}
