@@ -29,6 +29,7 @@ import (
 
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/cluster"
+	holder "github.com/msbench/msbench/internal/lease"
 )
 
 // The integration tests run against a real cluster: the one whose state
@@ -286,7 +287,7 @@ func TestRunCycleWithLeastRights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := ns.Labels; l[LabelManagedBy] != "msbench" || l[LabelRun] != "k4-cycle" || l[LabelPID] != fmt.Sprint(os.Getpid()) || l[LabelBoot] != bootID() || l[LabelHost] == "" {
+	if l := ns.Labels; l[LabelManagedBy] != "msbench" || l[LabelRun] != "k4-cycle" || l[LabelPID] != fmt.Sprint(os.Getpid()) || l[LabelBoot] != holder.Self().Boot || l[LabelHost] == "" {
 		t.Errorf("labels %v", l)
 	}
 	if _, err := os.Stat(n.lease); err != nil {

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/msbench/msbench/internal/proc/procfs"
+	holder "github.com/msbench/msbench/internal/lease"
 )
 
 // Labels every namespace msbench creates carries. The sweep deletes a
@@ -217,23 +217,16 @@ const leasePrefix = "msbench-kube-lease-"
 // created, so that the next msbench can delete it if the process died
 // without doing so.
 type lease struct {
-	PID int `json:"pid"`
-	// Start is the holder's start time in clock ticks after boot: a later
-	// process reusing the pid is not the holder.
-	Start     uint64 `json:"start"`
-	Boot      string `json:"boot_id"`
-	Host      string `json:"host"`
-	Target    Target `json:"target"`
-	Namespace string `json:"namespace"`
-	Run       string `json:"run"`
+	holder.Process        // the msbench that created the namespace
+	Host           string `json:"host"`
+	Target         Target `json:"target"`
+	Namespace      string `json:"namespace"`
+	Run            string `json:"run"`
 }
 
 func newLease(t Target, namespace, run string) lease {
-	l := lease{PID: os.Getpid(), Boot: bootID(), Target: t, Namespace: namespace, Run: run}
+	l := lease{Process: holder.Self(), Target: t, Namespace: namespace, Run: run}
 	l.Host, _ = os.Hostname()
-	if st, err := procfs.ReadStat(l.PID); err == nil {
-		l.Start = st.StartTime
-	}
 	return l
 }
 
@@ -266,19 +259,4 @@ func (l lease) write(dir string) error {
 		return err
 	}
 	return os.Rename(tmp, final)
-}
-
-// alive reports whether the lease's holder still runs: same boot, same
-// pid, same start time.
-func (l lease) alive() bool {
-	if l.Boot != bootID() {
-		return false
-	}
-	st, err := procfs.ReadStat(l.PID)
-	return err == nil && st.StartTime == l.Start && !st.Dead()
-}
-
-func bootID() string {
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return strings.TrimSpace(string(b))
 }

@@ -64,7 +64,7 @@ func sweep(ctx context.Context, dir string) Swept {
 			s.Left = append(s.Left, fmt.Errorf("lease %s is not one msbench wrote (%v); remove it by hand", file, err))
 			continue
 		}
-		if l.PID == os.Getpid() || l.alive() {
+		if l.PID == os.Getpid() || l.Alive() {
 			continue
 		}
 		if done := s.reclaim(ctx, l); done {

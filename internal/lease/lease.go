@@ -55,13 +55,38 @@ type Item struct {
 	Value string `json:"value"`
 }
 
-// record is the content of a lease file.
-type record struct {
+// Process names a process across pid reuse and reboots, as a lease
+// records its holder.
+type Process struct {
 	PID int `json:"pid"`
-	// Start is the holder's start time in clock ticks after boot, so that a
-	// new process that reuses the pid is not taken for the holder.
+	// Start is its start time in clock ticks after boot, so that a new
+	// process that reuses the pid is not taken for it.
 	Start uint64 `json:"start"`
 	Boot  string `json:"boot_id"`
+}
+
+// Self is the calling process.
+func Self() Process {
+	p := Process{PID: os.Getpid(), Boot: bootID()}
+	if st, err := procfs.ReadStat(p.PID); err == nil {
+		p.Start = st.StartTime
+	}
+	return p
+}
+
+// Alive reports whether p still runs: same boot, same pid, same start
+// time, not a zombie.
+func (p Process) Alive() bool {
+	if p.Boot != bootID() {
+		return false
+	}
+	st, err := procfs.ReadStat(p.PID)
+	return err == nil && st.StartTime == p.Start && !st.Dead()
+}
+
+// record is the content of a lease file.
+type record struct {
+	Process
 	Items []Item `json:"items"`
 }
 
@@ -113,10 +138,7 @@ func change(edit func([]Item) []Item) {
 		if holder.dir == "" {
 			holder.dir = os.TempDir()
 		}
-		holder.self = record{PID: os.Getpid(), Boot: bootID()}
-		if st, err := procfs.ReadStat(os.Getpid()); err == nil {
-			holder.self.Start = st.StartTime
-		}
+		holder.self = record{Process: Self()}
 	}
 	holder.self.Items = edit(holder.self.Items)
 	if err := write(holder.dir, holder.self); err != nil && !warned {

@@ -118,7 +118,7 @@ func TestSweepTakesBackWhatADeadHolderLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := deadPID(t)
-	file := writeLease(t, dir, record{PID: dead, Start: 1, Boot: bootID(), Items: []Item{
+	file := writeLease(t, dir, record{Process: Process{PID: dead, Start: 1, Boot: bootID()}, Items: []Item{
 		{Group, group}, {Dir, data}, {Cgroup, filepath.Dir(cgroup)},
 	}})
 
@@ -152,10 +152,10 @@ func TestSweepLeavesLiveHoldersAndReusedGroupsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The parent of this test is alive: its lease must stand.
-	live := writeLease(t, dir, record{PID: os.Getppid(), Start: self.StartTime, Boot: bootID(), Items: []Item{{Group, group}, {Dir, keep}}})
+	live := writeLease(t, dir, record{Process: Process{PID: os.Getppid(), Start: self.StartTime, Boot: bootID()}, Items: []Item{{Group, group}, {Dir, keep}}})
 	// A dead holder whose group id now belongs to a process started later.
 	reused := GroupValue(pgid, 1)
-	writeLease(t, dir, record{PID: deadPID(t), Start: 1, Boot: bootID(), Items: []Item{{Group, reused}}})
+	writeLease(t, dir, record{Process: Process{PID: deadPID(t), Start: 1, Boot: bootID()}, Items: []Item{{Group, reused}}})
 
 	s := sweep(dir)
 	if s.Processes != 0 || len(s.Holders) != 1 {

@@ -63,7 +63,7 @@ func sweep(dir string) Swept {
 			s.Left = append(s.Left, err)
 			continue
 		}
-		if r.PID == os.Getpid() || alive(r) {
+		if r.PID == os.Getpid() || r.Alive() {
 			continue
 		}
 		s.Holders = append(s.Holders, r.PID)
