@@ -9,7 +9,7 @@ SERVICE_MODULES := $(patsubst %/go.mod,%,$(shell find studies tools -name go.mod
 DEBIAN_PACKAGES := iproute2 wrk nginx-light postgresql redis-server rabbitmq-server mariadb-server
 # What the local Kubernetes cluster runs (internal/cluster, whose test is in unit), and
 # debootstrap for its images' Debian bases (internal/image).
-CLUSTER_PACKAGES := containerd runc containernetworking-plugins etcd-server iptables socat debootstrap
+CLUSTER_PACKAGES := containerd runc containernetworking-plugins etcd-server iptables socat conntrack debootstrap
 PROFILE ?= quick
 
 .PHONY: run test build generate deps fmt-check vet unit bench clean

@@ -98,6 +98,3 @@ func Generator(ctx context.Context, store *image.Store, root string) (Built, err
 	spec := Spec{Name: "msbench-generator", Paths: []Path{{Path: GeneratorBinary, Why: "msbench generate"}}, Dir: "/"}
 	return Built{Spec: spec, Image: img, Ref: ref(spec.Name, img)}, nil
 }
-
-// static is image.CheckStatic under the name this package's tests call.
-var static = image.CheckStatic
