@@ -31,8 +31,11 @@ SIGUSR1 restarts the server in place, keeping its data and address, and prints
 a "restarted" line. SIGTERM, SIGINT or SIGHUP stop it cleanly and remove its
 directory (a pod's deletion); the exit status is then 0.
 
+A pod runs it so, the variable set from a Secret and POD_IP from status.podIP:
+
+  MSBENCH_DEPENDENCY_PASSWORD=... msbench dependency postgres --listen "$POD_IP:5432" --dir /var/lib/msbench-dependency
+
 Exit status: 0 stopped, 1 failure, 2 bad usage or password, 130 interrupted before ready.`,
-		Example: `  MSBENCH_DEPENDENCY_PASSWORD=... msbench dependency postgres --listen "$POD_IP:5432" --dir /var/lib/msbench-dependency`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("dependency takes one of: %s", kindList())

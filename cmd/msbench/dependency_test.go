@@ -5,13 +5,10 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,40 +27,11 @@ import (
 	"github.com/msbench/msbench/internal/proc/procfs"
 )
 
-// asDependency makes this test binary msbench with the dependency command
-// registered, which main.go does not do yet; the tests run it as a process
-// so that its signals are real.
-const asDependency = "MSBENCH_TEST_AS_DEPENDENCY"
-
-func init() {
-	if os.Getenv(asDependency) != "1" {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	root := newRoot()
-	root.AddCommand(newDependencyCmd())
-	root.SetArgs(os.Args[1:])
-	err := root.ExecuteContext(ctx)
-	stop()
-	var ue usageError
-	switch {
-	case err == nil:
-		os.Exit(0)
-	case errors.As(err, &ue):
-		fmt.Fprintf(os.Stderr, "msbench: %v\n", err)
-		os.Exit(2)
-	case errors.Is(err, errInterrupted):
-		os.Exit(130)
-	}
-	fmt.Fprintf(os.Stderr, "msbench: %v\n", err)
-	os.Exit(1)
-}
-
 // dependency starts `msbench dependency args...` with env added.
 func dependency(t *testing.T, env []string, args ...string) (*exec.Cmd, io.Reader, *strings.Builder) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"dependency"}, args...)...)
-	cmd.Env = append(os.Environ(), append(env, asDependency+"=1")...)
+	cmd := exec.Command(msbenchBinary(t), append([]string{"dependency"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,10 @@ package deppod
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,23 +17,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+	goredis "github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/bson"
+	mongodriver "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
 
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/image"
 	"github.com/msbench/msbench/internal/proc"
 )
 
-// A dependency image without a cluster: PostgreSQL's, unpacked, runs its
-// entrypoint chrooted into it as a container runtime would (a /proc, and a
-// /dev with the usual devices and a /dev/shm, in a mount namespace of its
-// own; the password in the environment), on a loopback
-// port; a client on the host logs in with the values it prints, and
-// SIGTERM stops it cleanly, leaving no data directory in the image's root.
-func TestPostgresRunsInItsImage(t *testing.T) {
+// Each dependency's image without a cluster: unpacked, its entrypoint runs
+// chrooted into it as a container runtime would run it (a /proc, and a /dev
+// with the usual devices and a /dev/shm, in a mount namespace of its own; a
+// host name of its own and the kubelet's /etc/hosts; the password in the
+// environment), on a loopback port; a client on the
+// host uses it with the values it prints, and SIGTERM stops it cleanly,
+// leaving no data directory in the image's root.
+func TestDependenciesRunInTheirImages(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: builds an image on a Debian base (debootstrap, minutes the first time)")
+		t.Skip("-short: builds images on Debian bases (debootstrap, a minute each the first time)")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("debootstrap and chroot need root")
@@ -42,41 +52,117 @@ func TestPostgresRunsInItsImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
 	store := &image.Store{Dir: filepath.Join(root, ".cache", "images")}
-	began := time.Now()
-	b, err := Build(ctx, store, root, deps.Postgres)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		kind deps.Kind
+		use  func(ctx context.Context, values map[string]string) (string, error)
+	}{
+		{deps.Postgres, func(ctx context.Context, v map[string]string) (string, error) {
+			conn, err := pgx.Connect(ctx, v["url"])
+			if err != nil {
+				return "", err
+			}
+			defer conn.Close(ctx)
+			var version string
+			err = conn.QueryRow(ctx, "SHOW server_version").Scan(&version)
+			return "PostgreSQL " + version, err
+		}},
+		{deps.Redis, func(ctx context.Context, v map[string]string) (string, error) {
+			opts, err := goredis.ParseURL(v["url"])
+			if err != nil {
+				return "", err
+			}
+			c := goredis.NewClient(opts)
+			defer c.Close()
+			info, err := c.Info(ctx, "server").Result()
+			_, version, _ := strings.Cut(info, "redis_version:")
+			version, _, _ = strings.Cut(version, "\r")
+			return "Redis " + version, err
+		}},
+		{deps.RabbitMQ, func(ctx context.Context, v map[string]string) (string, error) {
+			conn, err := amqp.DialConfig(v["url"], amqp.Config{Dial: func(network, addr string) (net.Conn, error) {
+				return new(net.Dialer).DialContext(ctx, network, addr)
+			}})
+			if err != nil {
+				return "", err
+			}
+			defer conn.Close()
+			return fmt.Sprintf("RabbitMQ %v", conn.Properties["version"]), nil
+		}},
+		{deps.MariaDB, func(ctx context.Context, v map[string]string) (string, error) {
+			cfg, err := mysql.ParseDSN(v["dsn"])
+			if err != nil {
+				return "", err
+			}
+			connector, err := mysql.NewConnector(cfg)
+			if err != nil {
+				return "", err
+			}
+			db := sql.OpenDB(connector)
+			defer db.Close()
+			var version string
+			err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
+			return "MariaDB " + version, err
+		}},
+		{deps.Mongo, func(ctx context.Context, v map[string]string) (string, error) {
+			c, err := mongodriver.Connect(ctx, options.Client().ApplyURI(v["url"]))
+			if err != nil {
+				return "", err
+			}
+			defer c.Disconnect(context.WithoutCancel(ctx))
+			var info bson.M
+			err = c.Database(v["database"]).RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info)
+			return fmt.Sprintf("FerretDB as MongoDB %v", info["version"]), err
+		}},
 	}
-	t.Logf("%s built in %v", b.Ref, time.Since(began).Round(time.Millisecond))
-	archive, err := b.WriteArchive(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			began := time.Now()
+			b, err := Build(ctx, store, root, tt.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s built in %v", b.Ref, time.Since(began).Round(time.Millisecond))
+			archive, err := b.WriteArchive(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info, err := os.Stat(archive); err == nil {
+				t.Logf("archive %.1f MB", float64(info.Size())/1e6)
+			}
+			cfg, err := b.Image.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{Binary, "dependency", string(tt.kind)}; !slices.Equal(cfg.Config.Entrypoint[:3], want) {
+				t.Fatalf("entrypoint %q, want %q", cfg.Config.Entrypoint, want)
+			}
+			runInImage(ctx, t, b.Image, cfg.Config.Entrypoint, cfg.Config.Env, tt.use)
+		})
 	}
-	if info, err := os.Stat(archive); err == nil {
-		t.Logf("archive %.1f MB", float64(info.Size())/1e6)
-	}
-	cfg, err := b.Image.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{Binary, "dependency", "postgres"}; !slices.Equal(cfg.Config.Entrypoint, want) {
-		t.Fatalf("entrypoint %q, want %q", cfg.Config.Entrypoint, want)
-	}
+}
 
+// runInImage unpacks img, runs entrypoint in it on a loopback port with a
+// fresh password, uses it with the values it prints, and stops it by
+// SIGTERM.
+func runInImage(ctx context.Context, t *testing.T, img image.Image, entrypoint, env []string,
+	use func(ctx context.Context, values map[string]string) (string, error)) {
+	t.Helper()
 	rootfs := t.TempDir()
 	untar := exec.CommandContext(ctx, "tar", "-x", "-C", rootfs)
-	untar.Stdin = mutate.Extract(b.Image.Image)
+	untar.Stdin = mutate.Extract(img.Image)
 	if out, err := untar.CombinedOutput(); err != nil {
 		t.Fatalf("unpack the image: %v\n%s", err, out)
 	}
-	// Until cmd/msbench/main.go registers the command, the image's
-	// msbench has none to run.
-	help, _ := exec.CommandContext(ctx, "chroot", rootfs, Binary, "dependency", "--help").CombinedOutput()
-	if strings.Contains(string(help), `unknown command "dependency"`) {
-		t.Skip("cmd/msbench/main.go does not register newDependencyCmd yet")
+	// The kubelet's /etc/hosts names localhost and the pod, which
+	// RabbitMQ's node name and mariadb-install-db look up; the pod's IP
+	// is loopback here.
+	const hostname = "msbench-dependency-0"
+	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.0.1\t" + hostname + "\n"
+	if err := os.WriteFile(filepath.Join(rootfs, "etc", "hosts"), []byte(hosts), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	port, err := new(proc.PortAllocator).Next()
 	if err != nil {
@@ -84,15 +170,15 @@ func TestPostgresRunsInItsImage(t *testing.T) {
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(port)
 	password := rand.Text()
-	args := append(slices.Clone(cfg.Config.Entrypoint), "--listen", listen, "--dir", DataDir)
+	args := append(slices.Clone(entrypoint), "--listen", listen, "--dir", DataDir)
 	// unshare execs sh, which execs chroot, which execs msbench: the
 	// process is the agent, as PID 1 of a container would be.
-	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "--",
-		"/bin/sh", "-c", `mount -t proc proc "$0/proc" && mount -t tmpfs dev "$0/dev" &&
+	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--uts", "--propagation", "private", "--",
+		"/bin/sh", "-c", `hostname ` + hostname + ` && mount -t proc proc "$0/proc" && mount -t tmpfs dev "$0/dev" &&
 			for d in null zero full random urandom; do touch "$0/dev/$d" && mount --bind "/dev/$d" "$0/dev/$d" || exit; done &&
 			mkdir "$0/dev/shm" && mount -t tmpfs shm "$0/dev/shm" && exec chroot "$0" "$@"`,
 		rootfs}, args...)...)
-	cmd.Env = append(slices.Clone(cfg.Config.Env), PasswordEnv+"="+password)
+	cmd.Env = append(slices.Clone(env), PasswordEnv+"="+password)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -122,18 +208,12 @@ func TestPostgresRunsInItsImage(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("not ready within 3 minutes; stderr:\n%s", &stderr)
 	}
-	t.Logf("ready in the image in %.1fs: %v", ready.Seconds, ready.Values)
-	conn, err := pgx.Connect(ctx, ready.Resolve(password)["url"])
+	t.Logf("ready in the image in %.1fs", ready.Seconds)
+	what, err := use(ctx, ready.Resolve(password))
 	if err != nil {
-		t.Fatalf("connect to the PostgreSQL in the image: %v", err)
+		t.Fatalf("use the dependency in the image: %v", err)
 	}
-	var version string
-	err = conn.QueryRow(ctx, "SHOW server_version").Scan(&version)
-	conn.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("PostgreSQL %s", version)
+	t.Log(what)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
