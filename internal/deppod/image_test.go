@@ -28,6 +28,7 @@ import (
 
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/image"
+	"github.com/msbench/msbench/internal/image/imagetest"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -39,20 +40,8 @@ import (
 // host uses it with the values it prints, and SIGTERM stops it cleanly,
 // leaving no data directory in the image's root.
 func TestDependenciesRunInTheirImages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds images on Debian bases (debootstrap, a minute each the first time)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("debootstrap and chroot need root")
-	}
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		t.Skip("debootstrap is not installed (apt-get install debootstrap)")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := &image.Store{Dir: filepath.Join(root, ".cache", "images")}
+	store := imagetest.Store(t)
+	root := filepath.Dir(filepath.Dir(store.Dir))
 	tests := []struct {
 		kind deps.Kind
 		use  func(ctx context.Context, values map[string]string) (string, error)

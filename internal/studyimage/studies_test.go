@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/msbench/msbench/internal/image"
+	"github.com/msbench/msbench/internal/image/imagetest"
 	"github.com/msbench/msbench/internal/runner/deploytest"
 	"github.com/msbench/msbench/internal/study"
 	"github.com/msbench/msbench/internal/toolchain"
@@ -170,22 +171,10 @@ func fakeBuilt(specs []Spec) []Built {
 // most 10 minutes from now.
 func needsImages(t *testing.T) (*image.Store, context.Context) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: builds images on a Debian base (debootstrap, about a minute the first time)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("debootstrap and chroot need root")
-	}
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		t.Skip("debootstrap is not installed (apt-get install debootstrap)")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", ".cache", "images"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := imagetest.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
-	return &image.Store{Dir: dir}, ctx
+	return store, ctx
 }
 
 // planAndBuild plans the variants' images and builds them, and says how
