@@ -116,7 +116,7 @@ summarised and saved).`,
 	fl.Float64VarP(&f.rate, "rate", "r", 0, "open model: requests per second in total (fractions allowed); with --stages, the starting rate")
 	fl.StringVar(&f.stages, "stages", "", "open model: linear ramps DURATION:RATE,... e.g. 30s:500,1m:500,10s:0")
 	fl.StringVar(&f.arrivals, "arrivals", "uniform", "open model: uniform (evenly spaced) or poisson")
-	fl.StringVar(&f.pacing, "pacing", "precise", "open model: precise (a high-resolution timer per arrival; arrivals within 50µs of one another share a wake-up) or coarse (one wake-up per --tick sends every arrival due and reads every answer: less CPU at high rates, requests up to a tick late)")
+	fl.StringVar(&f.pacing, "pacing", "precise", "open model: precise (a high-resolution timer per arrival; arrivals within 250µs of one another share a wake-up) or coarse (one wake-up per --tick sends every arrival due and reads every answer: less CPU at high rates, requests up to a tick late)")
 	fl.DurationVar(&f.tick, "tick", 0, "coarse pacing: the grid of wake-ups (default 500µs)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for poisson arrivals and think-time draws")
 	fl.IntVarP(&f.connections, "connections", "c", 0, "keep-alive connections, the most requests in flight (default: users; open model 100)")

@@ -225,15 +225,16 @@ func TestClosedUsersQueueInCorrectedLatencyOnly(t *testing.T) {
 }
 
 // Precise pacing wakes once for the arrivals within its window behind the
-// first: at 40,000 req/s, one every 25 µs, three share a wake-up.
+// first: with one every half window, three share a wake-up.
 func TestPreciseWakeServesTheArrivalsWithinTheWindow(t *testing.T) {
-	ref := constant(t, 40000, time.Second)
+	rate := float64(time.Second) / float64(preciseWindow/2)
+	ref := constant(t, rate, time.Second)
 	var slots []int64
 	for range 3 {
 		off, _ := ref.Next()
 		slots = append(slots, int64(off))
 	}
-	s := &schedule{e: &Engine{cfg: Config{Pacer: constant(t, 40000, time.Second)}}}
+	s := &schedule{e: &Engine{cfg: Config{Pacer: constant(t, rate, time.Second)}}}
 	if first, ok := s.next(); !ok || first != slots[0] {
 		t.Fatalf("first slot %d, want %d", first, slots[0])
 	}
