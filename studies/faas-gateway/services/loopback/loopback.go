@@ -7,13 +7,21 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 )
 
+// PodIPEnv names the variable msbench's cluster backend sets to the pod's
+// own address (the downward API's status.podIP): inside a pod, that
+// address is what the pod's Service forwards to, and it is reachable only
+// within the cluster.
+const PodIPEnv = "MSBENCH_POD_IP"
+
 // Listen listens on addr after checking that its host is a loopback address
-// ("localhost", 127.0.0.0/8 or ::1). An empty host would mean every
-// interface, so it is refused like any other non-loopback host.
+// ("localhost", 127.0.0.0/8 or ::1), or exactly the pod's own address when
+// it runs in one (PodIPEnv). An empty host would mean every interface, so
+// it is refused like any other host.
 func Listen(addr string) (net.Listener, error) {
-	if err := check(addr); err != nil {
+	if err := check(addr, os.Getenv(PodIPEnv)); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -23,8 +31,9 @@ func Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// check reports whether addr is a host:port pair on the loopback interface.
-func check(addr string) error {
+// check reports whether addr is a host:port pair on the loopback interface,
+// or on podIP when that is set.
+func check(addr, podIP string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("address %q: %w", addr, err)
@@ -33,8 +42,13 @@ func check(addr string) error {
 		return nil
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil || !ip.IsLoopback() {
-		return fmt.Errorf("address %q: host %q is not a loopback address", addr, host)
+	if err == nil && ip.IsLoopback() {
+		return nil
 	}
-	return nil
+	// A pod's address is a unicast one; an unspecified one in the
+	// variable would open every interface.
+	if pod, perr := netip.ParseAddr(podIP); err == nil && perr == nil && pod.IsGlobalUnicast() && ip == pod {
+		return nil
+	}
+	return fmt.Errorf("address %q: host %q is not a loopback address (nor the pod's own, %s=%q)", addr, host, PodIPEnv, podIP)
 }

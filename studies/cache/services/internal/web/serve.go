@@ -125,7 +125,9 @@ func limitBody(h http.Handler) http.Handler {
 
 // ListenAddr reads the listen address from env ADDR. The study's services
 // are reached only from this machine, so anything but a loopback address is
-// refused rather than exposing them.
+// refused rather than exposing them; in a pod of msbench's cluster backend,
+// the pod's own address (env PodIPEnv, the downward API's status.podIP) is
+// accepted too, which only the cluster reaches.
 func ListenAddr() (string, error) {
 	addr := os.Getenv("ADDR")
 	if addr == "" {
@@ -135,8 +137,21 @@ func ListenAddr() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("ADDR=%q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return "", fmt.Errorf("ADDR=%q: want a loopback address such as 127.0.0.1:PORT", addr)
+	ip := net.ParseIP(host)
+	if host == "localhost" || ip != nil && ip.IsLoopback() || ip != nil && isPodIP(ip, os.Getenv(PodIPEnv)) {
+		return addr, nil
 	}
-	return addr, nil
+	return "", fmt.Errorf("ADDR=%q: want a loopback address such as 127.0.0.1:PORT (or the pod's own, %s)", addr, PodIPEnv)
+}
+
+// PodIPEnv names the variable msbench's cluster backend sets to the pod's
+// own address.
+const PodIPEnv = "MSBENCH_POD_IP"
+
+// isPodIP says whether ip is the pod's address the variable gives; an
+// unspecified one there would open every interface, so only a unicast one
+// counts.
+func isPodIP(ip net.IP, pod string) bool {
+	p := net.ParseIP(pod)
+	return p != nil && p.IsGlobalUnicast() && p.Equal(ip)
 }

@@ -11,25 +11,37 @@ import (
 )
 
 func TestListenAddr(t *testing.T) {
-	for addr, ok := range map[string]bool{
-		"127.0.0.1:8080": true,
-		"127.0.0.2:80":   true,
-		"[::1]:9000":     true,
-		"localhost:8080": true,
-		"":               false,
-		"0.0.0.0:8080":   false,
-		":8080":          false,
-		"10.0.0.1:8080":  false,
-		"127.0.0.1":      false,
-		"example.com:80": false,
+	for _, tc := range []struct {
+		addr, podIP string
+		ok          bool
+	}{
+		{"127.0.0.1:8080", "", true},
+		{"127.0.0.2:80", "", true},
+		{"[::1]:9000", "", true},
+		{"localhost:8080", "", true},
+		{"", "", false},
+		{"0.0.0.0:8080", "", false},
+		{":8080", "", false},
+		{"10.0.0.1:8080", "", false},
+		{"127.0.0.1", "", false},
+		{"example.com:80", "", false},
+		// In a pod: its own address, and nothing else but loopback.
+		{"10.244.0.7:8080", "10.244.0.7", true},
+		{"127.0.0.1:8080", "10.244.0.7", true},
+		{"10.244.0.8:8080", "10.244.0.7", false},
+		{":8080", "10.244.0.7", false},
+		{"0.0.0.0:8080", "0.0.0.0", false},
+		{"[::]:8080", "::", false},
+		{"example.com:80", "example.com", false},
 	} {
-		t.Setenv("ADDR", addr)
+		t.Setenv("ADDR", tc.addr)
+		t.Setenv(PodIPEnv, tc.podIP)
 		got, err := ListenAddr()
-		if ok && (err != nil || got != addr) {
-			t.Errorf("ADDR=%q: got %q, %v; want it accepted", addr, got, err)
+		if tc.ok && (err != nil || got != tc.addr) {
+			t.Errorf("ADDR=%q pod %q: got %q, %v; want it accepted", tc.addr, tc.podIP, got, err)
 		}
-		if !ok && err == nil {
-			t.Errorf("ADDR=%q accepted, want an error", addr)
+		if !tc.ok && err == nil {
+			t.Errorf("ADDR=%q pod %q accepted, want an error", tc.addr, tc.podIP)
 		}
 	}
 }
