@@ -3,24 +3,29 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/fanout"
+	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/results"
 )
 
 func newGenerateCmd() *cobra.Command {
 	var specPath, out string
-	var quiet, asJSON bool
+	var quiet, asJSON, idle, fetch, progressJSON bool
 	cmd := &cobra.Command{
-		Use:   "generate --spec FILE|- --out DIR",
+		Use:   "generate --spec FILE|- --out DIR|-",
 		Short: "Send one generator's share of a step's load (what a generator pod runs)",
 		Long: `Send one generator's share of a step's load spread over several generators,
 and write it into --out as 'msbench load --out' writes a load: records.parquet
 and summary.json (with its HDR histograms), and the spec beside them
 (generator.json), from which msbench merges the generators into one step.
+With --out - these files go to standard output as a tar stream instead,
+for a generator in a pod whose output comes back through its exec.
 
 The spec (JSON, from a file or standard input with -) gives the whole load,
 this generator's share of it (in the open model every n-th arrival of the one
@@ -39,8 +44,18 @@ Exit status: 0 done, 1 failure, 2 bad usage or spec, 130 interrupted.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if specPath == "" || out == "" {
+			switch {
+			case idle:
+				// A generator pod's main process: the loads arrive by
+				// exec, and the pod lives until deleted (SIGTERM).
+				<-cmd.Context().Done()
+				return nil
+			case fetch:
+				return fetchOne(cmd)
+			case specPath == "" || out == "":
 				return usagef("generate needs --spec and --out")
+			case out == "-" && asJSON:
+				return usagef("--json prints to standard output, which --out - fills with the output's tar stream")
 			}
 			spec, err := fanout.ReadSpec(specPath, cmd.InOrStdin())
 			if err != nil {
@@ -49,11 +64,23 @@ Exit status: 0 done, 1 failure, 2 bad usage or spec, 130 interrupted.`,
 			stderr := cmd.ErrOrStderr()
 			progress := &console.Progress{W: stderr, TTY: isTerminal(stderr), Label: spec.Share.String()}
 			show := progress.Show
-			if quiet {
+			switch {
+			case progressJSON:
+				show = func(s load.Snapshot) { fanout.WriteProgress(stderr, s) }
+			case quiet:
 				show = nil
 			}
-			summary, err := fanout.Generate(cmd.Context(), spec, results.StepDir(out), show)
-			if !quiet {
+			dir := results.StepDir(out)
+			if out == "-" {
+				tmp, err := os.MkdirTemp("", "msbench-generate-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = results.StepDir(filepath.Join(tmp, "out"))
+			}
+			summary, err := fanout.Generate(cmd.Context(), spec, dir, show)
+			if !quiet && !progressJSON {
 				progress.Done()
 			}
 			if cmd.Context().Err() != nil {
@@ -61,6 +88,9 @@ Exit status: 0 done, 1 failure, 2 bad usage or spec, 130 interrupted.`,
 			}
 			if err != nil {
 				return err
+			}
+			if out == "-" {
+				return fanout.WriteOutputs(cmd.OutOrStdout(), dir)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -77,5 +107,28 @@ Exit status: 0 done, 1 failure, 2 bad usage or spec, 130 interrupted.`,
 	fl.StringVar(&out, "out", "", "directory for records.parquet, summary.json and generator.json")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&asJSON, "json", false, "print summary.json to stdout instead of the table")
+	// What a generator pod runs, not for a person.
+	fl.BoolVar(&idle, "idle", false, "wait for SIGTERM (a generator pod's main process)")
+	fl.BoolVar(&fetch, "fetch", false, "send one request read as JSON from stdin, print the answer as JSON")
+	fl.BoolVar(&progressJSON, "progress-json", false, "progress as JSON lines on stderr")
+	for _, name := range []string{"idle", "fetch", "progress-json"} {
+		_ = fl.MarkHidden(name)
+	}
 	return cmd
+}
+
+// fetchOne sends the one request of a FetchRequest on stdin and prints
+// the FetchResponse: a hook or a first request sent from a generator pod.
+func fetchOne(cmd *cobra.Command) error {
+	var r fanout.FetchRequest
+	dec := json.NewDecoder(cmd.InOrStdin())
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return usageError{fmt.Errorf("fetch request: %w", err)}
+	}
+	resp, err := fanout.Fetch(cmd.Context(), r)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(cmd.OutOrStdout()).Encode(resp)
 }

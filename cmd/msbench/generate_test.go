@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,5 +147,156 @@ func TestGenerateInterruptedExits130(t *testing.T) {
 	defer cancel()
 	if _, err := generateCmd(ctx, data, "-q", "--spec", "-", "--out", t.TempDir()); !errors.Is(err, errInterrupted) {
 		t.Errorf("interrupted while waiting for the start: %v, want errInterrupted", err)
+	}
+}
+
+// TestGenerateOutToStdout: with --out - a generator's output comes back
+// as a tar stream on stdout, which fanout.ReadOutputs unpacks into the
+// step a directory output would have been; a spec over 1 MiB (a large
+// upload's body) arrives whole through stdin.
+func TestGenerateOutToStdout(t *testing.T) {
+	var got sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got.Store(n, true)
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	body := bytes.Repeat([]byte("x"), 3<<19)
+	spec := loadspec.Spec{Users: 2, Requests: 6, Targets: []load.Target{{URL: srv.URL, Method: "POST", Body: body}}}
+	specs, err := fanout.Specs(spec, 1, time.Now().Add(500*time.Millisecond).Round(0), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(specs[0])
+	if len(data) <= 1<<20 {
+		t.Fatalf("spec of %d bytes, want over 1 MiB", len(data))
+	}
+	out, err := generateCmd(context.Background(), data, "--progress-json", "--spec", "-", "--out", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := results.StepDir(filepath.Join(t.TempDir(), "gen"))
+	if err := fanout.ReadOutputs(strings.NewReader(out), dir); err != nil {
+		t.Fatal(err)
+	}
+	m, err := fanout.Read([]results.StepDir{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Summary.Requests != 6 || m.Summary.Successes != 6 {
+		t.Errorf("%d requests, %d successes; want 6 of 6", m.Summary.Requests, m.Summary.Successes)
+	}
+	if _, ok := got.Load(int64(len(body))); !ok {
+		t.Errorf("the server never got the %d-byte body whole", len(body))
+	}
+	if _, err := generateCmd(context.Background(), data, "--json", "--spec", "-", "--out", "-"); err == nil || !strings.Contains(err.Error(), "--json") {
+		t.Errorf("--json with --out -: %v, want a usage error", err)
+	}
+}
+
+// TestGenerateProgressJSON: --progress-json writes lines that
+// fanout.ParseProgress reads, and nothing else on stderr.
+func TestGenerateProgressJSON(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	spec := loadspec.Spec{Open: true, Rate: 50, Duration: 1500 * time.Millisecond, Connections: 2, Targets: []load.Target{{URL: srv.URL}}}
+	specs, err := fanout.Specs(spec, 1, time.Now().Add(300*time.Millisecond).Round(0), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(specs[0])
+	cmd := newGenerateCmd()
+	var stderr bytes.Buffer
+	cmd.SetArgs([]string{"--progress-json", "--spec", "-", "--out", "-"})
+	cmd.SetIn(bytes.NewReader(data))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&stderr)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	var last load.Snapshot
+	for _, line := range lines {
+		s, ok := fanout.ParseProgress(line)
+		if !ok {
+			t.Fatalf("stderr line %q is not a progress line", line)
+		}
+		last = s
+	}
+	if last.Requests == 0 {
+		t.Errorf("progress %q: no request counted", stderr.String())
+	}
+}
+
+// TestGenerateIdleEndsOnSignal: --idle waits until its context ends
+// (SIGTERM, in msbench's main) and then exits 0.
+func TestGenerateIdleEndsOnSignal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := generateCmd(ctx, nil, "--idle")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("--idle returned before its context ended: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("--idle ended with %v, want nil", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("--idle did not end with its context")
+	}
+}
+
+// TestGenerateFetch: --fetch sends the one request on stdin and prints
+// status, headers and body; a target outside this machine and the
+// cluster's networks is refused before any dial.
+func TestGenerateFetch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Seen", r.Header.Get("X-Ask"))
+		w.WriteHeader(http.StatusTeapot)
+		fmt.Fprintf(w, "%s %s", r.Method, b)
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name    string
+		req     fanout.FetchRequest
+		want    string // in the body, or in the error when status is 0
+		status  int
+		wantErr bool
+	}{
+		{"loopback", fanout.FetchRequest{Method: "PUT", URL: srv.URL, Header: http.Header{"X-Ask": {"yes"}}, Body: []byte("hello")}, "PUT hello", http.StatusTeapot, false},
+		{"outside", fanout.FetchRequest{URL: "http://192.0.2.1/"}, "neither on this machine nor inside the cluster", 0, true},
+		{"outside the cluster's networks", fanout.FetchRequest{URL: "http://192.0.2.1/", ClusterNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, "10.0.0.0/8", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, _ := json.Marshal(tt.req)
+			out, err := generateCmd(context.Background(), data, "--fetch")
+			if tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("error %v, want one saying %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp fanout.FetchResponse
+			if err := json.Unmarshal([]byte(out), &resp); err != nil {
+				t.Fatalf("%q: %v", out, err)
+			}
+			if resp.Status != tt.status || string(resp.Body) != tt.want || resp.Header.Get("X-Seen") != "yes" {
+				t.Errorf("answer %+v, want %d %q with X-Seen: yes", resp, tt.status, tt.want)
+			}
+		})
 	}
 }
