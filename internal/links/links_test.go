@@ -237,8 +237,14 @@ func TestBandwidthLimitsThroughput(t *testing.T) {
 }
 
 func TestResetFaultAndClear(t *testing.T) {
+	for _, spec := range faultSpecs {
+		t.Run(spec.String(), func(t *testing.T) { resetFaultAndClear(t, spec) })
+	}
+}
+
+func resetFaultAndClear(t *testing.T, spec Spec) {
 	echo := newEcho(t)
-	p := startLink(t, echo.addr(), Spec{})
+	p := startLink(t, echo.addr(), spec)
 	old := dial(t, p.Addr())
 	if _, err := roundTrip(old, []byte("before")); err != nil {
 		t.Fatal(err)
@@ -274,8 +280,14 @@ func TestResetFaultAndClear(t *testing.T) {
 }
 
 func TestTimeoutHoldsUntilCleared(t *testing.T) {
+	for _, spec := range faultSpecs {
+		t.Run(spec.String(), func(t *testing.T) { timeoutHoldsUntilCleared(t, spec) })
+	}
+}
+
+func timeoutHoldsUntilCleared(t *testing.T, spec Spec) {
 	echo := newEcho(t)
-	p := startLink(t, echo.addr(), Spec{})
+	p := startLink(t, echo.addr(), spec)
 	c := dial(t, p.Addr())
 	if _, err := roundTrip(c, []byte("before")); err != nil {
 		t.Fatal(err)
@@ -299,8 +311,14 @@ func TestTimeoutHoldsUntilCleared(t *testing.T) {
 }
 
 func TestSlowCloseDelaysTheClose(t *testing.T) {
+	for _, spec := range faultSpecs {
+		t.Run(spec.String(), func(t *testing.T) { slowCloseDelaysTheClose(t, spec) })
+	}
+}
+
+func slowCloseDelaysTheClose(t *testing.T, spec Spec) {
 	echo := newEcho(t)
-	p := startLink(t, echo.addr(), Spec{})
+	p := startLink(t, echo.addr(), spec)
 	if err := p.SetFault(SlowClose, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -319,10 +337,21 @@ func TestSlowCloseDelaysTheClose(t *testing.T) {
 	}
 }
 
+// faultSpecs are the two kinds of link a fault must work on: a direct one
+// (relays) and a shaped one (Toxiproxy's chains).
+var faultSpecs = []Spec{{}, {Latency: 100 * time.Microsecond}}
+
+// Both kinds of link: one shaped through Toxiproxy's chains, one direct.
 func TestStopLeavesNothing(t *testing.T) {
+	for _, spec := range []Spec{{Latency: 20 * time.Millisecond, Bandwidth: 1e6}, {}} {
+		t.Run(spec.String(), func(t *testing.T) { stopLeavesNothing(t, spec) })
+	}
+}
+
+func stopLeavesNothing(t *testing.T, spec Spec) {
 	echo := newEcho(t)
 	before := runtime.NumGoroutine()
-	p, err := Start("leak", "127.0.0.1:0", echo.addr(), Spec{Latency: 20 * time.Millisecond, Bandwidth: 1e6})
+	p, err := Start("leak", "127.0.0.1:0", echo.addr(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
