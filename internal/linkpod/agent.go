@@ -54,17 +54,25 @@ func (o Options) Check() error {
 			return fmt.Errorf("%s %s: want an address and a port of their own, not a wildcard", a.flag, a.addr)
 		}
 	}
-	to, err := netip.ParseAddrPort(o.To)
-	if err != nil {
-		return fmt.Errorf("--to %q: want IP:PORT", o.To)
-	}
-	if ip := to.Addr().Unmap(); !ip.IsLoopback() && !ip.IsPrivate() || to.Port() == 0 {
-		return fmt.Errorf("--to %s: a link forwards only to a loopback or private (cluster) address and a port", o.To)
+	if err := checkTo(o.To); err != nil {
+		return fmt.Errorf("--to %w", err)
 	}
 	if o.Listen == o.Control {
 		return fmt.Errorf("--listen and --control are both %s", o.Listen)
 	}
 	return o.Spec.Validate()
+}
+
+// checkTo refuses an upstream a link must not forward to (see Check).
+func checkTo(to string) error {
+	ap, err := netip.ParseAddrPort(to)
+	if err != nil {
+		return fmt.Errorf("%q: want IP:PORT", to)
+	}
+	if ip := ap.Addr().Unmap(); !ip.IsLoopback() && !ip.IsPrivate() || ap.Port() == 0 {
+		return fmt.Errorf("%s: a link forwards only to a loopback or private (cluster) address and a port", to)
+	}
+	return nil
 }
 
 // Ready is the line the agent prints on its standard output once clients
@@ -155,26 +163,38 @@ func control(p *links.Proxy) http.Handler {
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			http.Error(w, "want {\"fault\": NAME, \"delay\": DURATION}: "+err.Error(), http.StatusBadRequest)
+			refuse(w, "want {\"fault\": NAME, \"delay\": DURATION}: "+err.Error())
 			return
 		}
 		var delay time.Duration
 		if req.Delay != "" {
 			d, err := links.ParseDuration(req.Delay)
 			if err != nil {
-				http.Error(w, "delay: "+err.Error(), http.StatusBadRequest)
+				refuse(w, "delay: "+err.Error())
 				return
 			}
 			delay = d
 		}
 		if err := p.SetFault(req.Fault, delay); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			refuse(w, err.Error())
 			return
 		}
 		writeStats(w, p)
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeStats(w, p) })
 	return mux
+}
+
+// Refusal is the control endpoint's answer to a request it refuses, with
+// status 400: JSON, so that the API server's proxy hands it on whole.
+type Refusal struct {
+	Error string `json:"error"`
+}
+
+func refuse(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(Refusal{Error: msg})
 }
 
 func writeStats(w http.ResponseWriter, p *links.Proxy) {
