@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -90,7 +92,13 @@ Exit status: 0 done, 1 failure, 2 bad usage or spec, 130 interrupted.`,
 				return err
 			}
 			if out == "-" {
-				return fanout.WriteOutputs(cmd.OutOrStdout(), dir)
+				if err := fanout.WriteOutputs(cmd.OutOrStdout(), dir); err != nil {
+					return err
+				}
+				if specPath == "-" {
+					awaitReceipt(cmd)
+				}
+				return nil
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -130,5 +138,31 @@ func fetchOne(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(cmd.OutOrStdout()).Encode(resp)
+	if err := json.NewEncoder(cmd.OutOrStdout()).Encode(resp); err != nil {
+		return err
+	}
+	awaitReceipt(cmd)
+	return nil
+}
+
+// receiptWait bounds awaitReceipt: a sender that holds stdin open longer
+// is gone or stuck, and the output was sent anyway.
+const receiptWait = time.Minute
+
+// awaitReceipt waits until stdin ends. A pod's exec can lose the end of
+// a process's output when the process exits at once (the container
+// runtime's copy races its exit), so msbench's side of the exec keeps
+// stdin open until it has read the whole output, and closes it then.
+// Stdin from a file or a closed pipe ends at once.
+func awaitReceipt(cmd *cobra.Command) {
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, cmd.InOrStdin())
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-cmd.Context().Done():
+	case <-time.After(receiptWait):
+	}
 }

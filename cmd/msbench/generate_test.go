@@ -300,3 +300,66 @@ func TestGenerateFetch(t *testing.T) {
 		})
 	}
 }
+
+// lockedBuffer is a bytes.Buffer written by a command and read by the
+// test meanwhile.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestGenerateAwaitsStdinEnd: with its input on stdin, generate --fetch
+// (and --out -) writes its output and then waits until stdin ends before
+// exiting, so the output of a pod's exec is all read before the process
+// exits (a container runtime can lose what a process wrote as it exited).
+func TestGenerateAwaitsStdinEnd(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }))
+	defer srv.Close()
+	data, _ := json.Marshal(fanout.FetchRequest{URL: srv.URL})
+	stdinR, stdinW := io.Pipe()
+	var stdout lockedBuffer
+	cmd := newGenerateCmd()
+	cmd.SetArgs([]string{"--fetch"})
+	cmd.SetIn(stdinR)
+	cmd.SetOut(&stdout)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(context.Background()) }()
+	if _, err := stdinW.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !strings.HasSuffix(stdout.String(), "\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer on stdout: %q", stdout.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("exited (%v) with its stdin still open", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	stdinW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("did not exit once its stdin ended")
+	}
+}

@@ -74,19 +74,20 @@ func Specs(spec loadspec.Spec, n int, start time.Time, clusterNetworks []netip.P
 }
 
 // ReadSpec reads a generator's spec from a file, or from stdin for "-".
+// From stdin it reads the one JSON value and no further, so the sender
+// may keep stdin open (generate --out - waits for its end to learn that
+// its output arrived).
 func ReadSpec(path string, stdin io.Reader) (Spec, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return Spec{}, fmt.Errorf("generator spec: %w", err)
+	r := stdin
+	if path != "-" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Spec{}, fmt.Errorf("generator spec: %w", err)
+		}
+		r = bytes.NewReader(data)
 	}
 	var s Spec
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, fmt.Errorf("generator spec %s: %w", path, err)
