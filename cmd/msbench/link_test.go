@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/linkpod"
+	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/proc"
 )
 
@@ -250,6 +251,48 @@ func TestLinkBadUsage(t *testing.T) {
 			var ue usageError
 			if tt.name != "an argument" && !errors.As(err, &ue) {
 				t.Errorf("%v is not a usage error (exit 2)", err)
+			}
+		})
+	}
+}
+
+// The arguments a link pod is given (linkpod.Args) are the command's: the
+// link it starts is the spec Deploy was asked for.
+func TestLinkTakesDeployArgs(t *testing.T) {
+	tests := []links.Spec{
+		{},
+		{Latency: 10 * time.Millisecond},
+		{Latency: 500 * time.Microsecond, Jitter: 100 * time.Microsecond},
+		{Latency: time.Millisecond, Bandwidth: 1500},
+		{Bandwidth: 2_500_000_000},
+	}
+	var ports proc.PortAllocator
+	for _, spec := range tests {
+		t.Run(spec.String(), func(t *testing.T) {
+			listen, control := loopbackPort(t, &ports), loopbackPort(t, &ports)
+			pod := "$(" + linkpod.PodIPEnv + ")"
+			args := linkpod.Args("gateway>rpc", spec, "10.252.0.12:8080")
+			if args[0] != "link" {
+				t.Fatalf("args %q do not run msbench link", args)
+			}
+			for i, a := range args {
+				args[i] = strings.NewReplacer(pod+":"+strconv.Itoa(linkpod.ProxyPort), listen, pod+":"+strconv.Itoa(linkpod.ControlPort), control).Replace(a)
+			}
+			cmd := newLinkCmd()
+			cmd.SetArgs(args[1:])
+			out := new(strings.Builder)
+			cmd.SetOut(out)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // the link stops as soon as it is ready
+			if err := cmd.ExecuteContext(ctx); err != nil {
+				t.Fatalf("msbench %q: %v", args, err)
+			}
+			var ready linkpod.Ready
+			if err := json.Unmarshal([]byte(out.String()), &ready); err != nil {
+				t.Fatalf("ready line %q: %v", out, err)
+			}
+			if ready.Name != "gateway>rpc" || ready.Link != spec.String() || ready.Listen != listen || ready.Control != control {
+				t.Errorf("ready %+v, want link gateway>rpc (%s) on %s and %s", ready, spec, listen, control)
 			}
 		})
 	}

@@ -216,26 +216,34 @@ func (l *Link) service() *corev1.Service {
 	}
 }
 
-// podIPEnv is the pod's IP in the link's container, from the downward
+// PodIPEnv is the pod's IP in the link's container, from the downward
 // API, for its addresses.
-const podIPEnv = "MSBENCH_POD_IP"
+const PodIPEnv = "MSBENCH_POD_IP"
+
+// Args are the arguments of msbench (studyimage.GeneratorBinary) in a
+// link pod: the link name with spec in front of upstream, listening on
+// the pod's IP, which the kubelet puts in from the environment variable
+// PodIPEnv.
+func Args(name string, spec links.Spec, upstream string) []string {
+	pod := "$(" + PodIPEnv + ")"
+	args := []string{"link", "--name", name, "--listen", pod + ":" + strconv.Itoa(ProxyPort), "--to", upstream,
+		"--control", pod + ":" + strconv.Itoa(ControlPort)}
+	if spec.Latency > 0 {
+		args = append(args, "--latency", spec.Latency.String())
+	}
+	if spec.Jitter > 0 {
+		args = append(args, "--jitter", spec.Jitter.String())
+	}
+	if spec.Bandwidth > 0 {
+		args = append(args, "--bandwidth", links.FormatBandwidth(spec.Bandwidth))
+	}
+	return args
+}
 
 // podSpec is the link's pod. The kubelet never restarts it: a link that
 // crashed has dropped its connections, which the run must see, not hide.
 func (l *Link) podSpec(image string) *corev1.Pod {
 	no := false
-	pod := "$(" + podIPEnv + ")"
-	args := []string{"link", "--name", l.Name, "--listen", pod + ":" + strconv.Itoa(ProxyPort), "--to", l.Upstream,
-		"--control", pod + ":" + strconv.Itoa(ControlPort)}
-	if l.Spec.Latency > 0 {
-		args = append(args, "--latency", l.Spec.Latency.String())
-	}
-	if l.Spec.Jitter > 0 {
-		args = append(args, "--jitter", l.Spec.Jitter.String())
-	}
-	if l.Spec.Bandwidth > 0 {
-		args = append(args, "--bandwidth", links.FormatBandwidth(l.Spec.Bandwidth))
-	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: l.base, Labels: l.labels()},
 		Spec: corev1.PodSpec{
@@ -247,8 +255,8 @@ func (l *Link) podSpec(image string) *corev1.Pod {
 				Image:           image,
 				ImagePullPolicy: pullPolicy(image),
 				Command:         []string{studyimage.GeneratorBinary},
-				Args:            args,
-				Env: []corev1.EnvVar{{Name: podIPEnv, ValueFrom: &corev1.EnvVarSource{
+				Args:            Args(l.Name, l.Spec, l.Upstream),
+				Env: []corev1.EnvVar{{Name: PodIPEnv, ValueFrom: &corev1.EnvVarSource{
 					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
 				Ports: []corev1.ContainerPort{{Name: "link", ContainerPort: ProxyPort}, {Name: "control", ContainerPort: ControlPort}},
 				ReadinessProbe: &corev1.Probe{
