@@ -152,6 +152,6 @@ func newRoot() *cobra.Command {
 			pprof.StopCPUProfile()
 		}
 	}
-	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept), newCompareCmd(), newABCmd(), newGenerateCmd(), newClusterCmd(), newDependencyCmd())
+	root.AddCommand(newLoadCmd(), newRunCmd(), newReportCmd(), newDepsCmd(), newCleanCmd(&swept), newCompareCmd(), newABCmd(), newGenerateCmd(), newClusterCmd(), newDependencyCmd(), newLinkCmd())
 	return root
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/checkout"
+	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/report"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
@@ -36,6 +37,9 @@ type runFlags struct {
 	targetWidth    string
 	budget         time.Duration
 	maxRepetitions int
+	// kubeconfig, when set, deploys every variant on that cluster.
+	kubeconfig, kubeContext, namespace, registry string
+	generators                                   int
 }
 
 func newRunCmd() *cobra.Command {
@@ -97,6 +101,11 @@ orders it began with.`,
 	fl.DurationVar(&f.budget, "budget", 0, "with --target-width: add no repetition that would end the run past this long after the command began, e.g. 30m")
 	fl.IntVar(&f.maxRepetitions, "max-repetitions", 30, "with --target-width: the most repetitions the run makes")
 	fl.StringVar(&f.idle, "idle", "", "what the deployments waiting their turn in an interleaved step do, whatever the study's interleave: says: run, or freeze (stopped until their turn)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run every variant on this Kubernetes cluster instead of this machine (msbench cluster up prints the local one's)")
+	fl.StringVar(&f.kubeContext, "context", "", "with --kubeconfig: the kubeconfig's context to use (default: its current one)")
+	fl.StringVar(&f.namespace, "namespace", "", "with --kubeconfig: the namespace the run creates, and deletes at its end (default: named after the run)")
+	fl.IntVar(&f.generators, "generators", 1, "with --kubeconfig: pods each step's load is spread over, merged exactly")
+	fl.StringVar(&f.registry, "registry", "", "with --kubeconfig: registry the images are pushed to (default: imported into the local cluster of msbench cluster up)")
 	fl.BoolVar(&f.sequential, "sequential", false, "measure every step variant after variant, each deployed alone, instead of interleaving the variants' slices (to compare the two designs)")
 	return cmd
 }
@@ -161,6 +170,11 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 	if cmd.Context().Err() != nil {
 		return errInterrupted
 	}
+	if cluster, err := f.cluster(cmd.Flags()); err != nil {
+		return err
+	} else if cluster != nil {
+		opts.Cluster = cluster
+	}
 	opts.Resume, opts.Seed = f.resume, seed
 	opts.Log = cmd.ErrOrStderr()
 	opts.TTY = isTerminal(opts.Log)
@@ -183,6 +197,30 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 		return errInterrupted
 	}
 	return runErr
+}
+
+// cluster is the cluster the flags name, nil for a run on this machine.
+func (f runFlags) cluster(fl *pflag.FlagSet) (*runner.Cluster, error) {
+	if f.kubeconfig == "" {
+		for _, name := range []string{"context", "namespace", "generators", "registry"} {
+			if fl.Changed(name) {
+				return nil, usagef("--%s is for a run on a cluster: give --kubeconfig too", name)
+			}
+		}
+		return nil, nil
+	}
+	if f.generators < 1 || f.generators > 64 {
+		return nil, usagef("--generators %d: want 1 to 64", f.generators)
+	}
+	if _, err := os.Stat(f.kubeconfig); err != nil {
+		return nil, usagef("--kubeconfig: %v", err)
+	}
+	return &runner.Cluster{
+		Target:     kube.Target{Kubeconfig: f.kubeconfig, Context: f.kubeContext},
+		Namespace:  f.namespace,
+		Generators: f.generators,
+		Registry:   f.registry,
+	}, nil
 }
 
 // placeFlags say where a command finds the checkout and its data and

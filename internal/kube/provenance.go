@@ -7,33 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/msbench/msbench/internal/results"
 )
 
-// Cluster is what a report records of the cluster a run ran on.
-type Cluster struct {
-	ServerVersion string `json:"server_version"`
-	Platform      string `json:"platform"`
-	Nodes         []Node `json:"nodes"`
-}
+// Cluster is what a report records of the cluster a run ran on: its
+// version and nodes (the run adds its namespace, generators and images).
+type Cluster = results.Cluster
 
 // Node is one node as its kubelet reports it.
-type Node struct {
-	Name string `json:"name"`
-	// CPUs and MemoryBytes are the node's capacity; the allocatable
-	// amounts are what pods may have of it.
-	CPUs                   float64 `json:"cpus"`
-	AllocatableCPUs        float64 `json:"allocatable_cpus"`
-	MemoryBytes            int64   `json:"memory_bytes"`
-	AllocatableMemoryBytes int64   `json:"allocatable_memory_bytes"`
-	ContainerRuntime       string  `json:"container_runtime"`
-	Kubelet                string  `json:"kubelet"`
-	OSImage                string  `json:"os_image"`
-	Kernel                 string  `json:"kernel"`
-	Architecture           string  `json:"architecture"`
-	// InstanceType and Zone are the cloud's well-known labels, where set.
-	InstanceType string `json:"instance_type,omitempty"`
-	Zone         string `json:"zone,omitempty"`
-}
+type Node = results.ClusterNode
 
 // Describe reads the cluster's version and nodes from the API.
 func Describe(ctx context.Context, cs kubernetes.Interface) (Cluster, error) {

@@ -14,8 +14,10 @@ import (
 // namespace does not exist before the run, so they are cluster-wide:
 // RBAC cannot scope a right to namespaces that carry a label. Secrets
 // can be created, never read back: pods read them, msbench keeps its own
-// copy. A namespace's contents go with the namespace, so apart from pods
-// (faults delete them) msbench deletes nothing inside it.
+// copy. A namespace's contents go with the namespace; msbench deletes
+// inside it only what a fault or the end of a deployment takes away (pods,
+// their ReplicaSets and Services), as the next deployment of an
+// interleaved run shares the namespace.
 func RequiredRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		// The run's namespace: created, watched until gone, and found by
@@ -23,7 +25,12 @@ func RequiredRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
 		// The study's services, dependencies and generators.
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"services", "configmaps"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"services", "configmaps"}, Verbs: []string{"create", "get", "list", "delete"}},
+		// Each service instance runs under a ReplicaSet of one pod, scaled
+		// to 0 by a kill and back by a restart.
+		{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"create", "get", "list", "watch", "patch", "delete"}},
+		// A link pod's faults are set through its Service's control port.
+		{APIGroups: []string{""}, Resources: []string{"services/proxy"}, Verbs: []string{"get", "create"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 		// The generators' account without rights, and the namespace's
 		// default one, waited for before the first pod.

@@ -67,6 +67,7 @@ type track struct {
 	before     uint64    // what earlier runs of the container used in the window
 	from, to   time.Time
 	peak       uint64
+	lastMem    uint64 // the last sample's memory, where ResetPeak starts
 	samples    int
 	restarts   int
 }
@@ -148,6 +149,16 @@ func (s *Sampler) Usage(pod, container string) (Usage, error) {
 	return Usage{CPUSeconds: t.cpuSeconds(), PeakMemoryBytes: t.peak, From: t.from, To: t.to, Samples: t.samples, Restarts: t.restarts}, nil
 }
 
+// ResetPeak starts a container's peak memory again from its last sample,
+// as a step begins; a container not sampled yet has none to reset.
+func (s *Sampler) ResetPeak(pod, container string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.containers[containerKey{pod, container}]; ok {
+		t.peak = t.lastMem
+	}
+}
+
 // NodeUsage is every node's CPU over the window.
 func (s *Sampler) NodeUsage() []NodeUsage {
 	s.mu.Lock()
@@ -186,6 +197,7 @@ func (t *track) observe(start, windowFrom, at time.Time, value, memory uint64) {
 	}
 	t.to = at
 	t.peak = max(t.peak, memory)
+	t.lastMem = memory
 	t.samples++
 }
 

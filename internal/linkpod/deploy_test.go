@@ -142,9 +142,6 @@ func TestLinkPod(t *testing.T) {
 
 	began := time.Now()
 	l, err := Deploy(ctx, ns, "client>web", links.Spec{Latency: 10 * time.Millisecond}, web, shared.generator)
-	if err != nil && strings.Contains(err.Error(), `unknown command "link"`) {
-		t.Skipf("cmd/msbench/main.go does not register msbench link yet, which the pod runs: %v", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -53,6 +54,51 @@ type Provenance struct {
 	// Placement is which cores the generator and each service and
 	// dependency were given; nil in runs made before placement.
 	Placement *Placement `json:"placement,omitempty"`
+	// Cluster is the Kubernetes cluster the variants ran on; nil for a
+	// run on this machine.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is what a run on a Kubernetes cluster records of it.
+type Cluster struct {
+	ServerVersion string        `json:"server_version"`
+	Platform      string        `json:"platform"`
+	Nodes         []ClusterNode `json:"nodes"`
+	Namespace     string        `json:"namespace,omitempty"`
+	Generators    int           `json:"generators,omitempty"`
+	// Images are the references (by digest) of what ran: VARIANT/SERVICE,
+	// "dependency KIND", "generator".
+	Images map[string]string `json:"images,omitempty"`
+	// Accounting is how each container's CPU and memory were measured.
+	Accounting string `json:"accounting,omitempty"`
+}
+
+// ClusterNode is one node as its kubelet reports it.
+type ClusterNode struct {
+	Name string `json:"name"`
+	// CPUs and MemoryBytes are the node's capacity; the allocatable
+	// amounts are what pods may have of it.
+	CPUs                   float64 `json:"cpus"`
+	AllocatableCPUs        float64 `json:"allocatable_cpus"`
+	MemoryBytes            int64   `json:"memory_bytes"`
+	AllocatableMemoryBytes int64   `json:"allocatable_memory_bytes"`
+	ContainerRuntime       string  `json:"container_runtime"`
+	Kubelet                string  `json:"kubelet"`
+	OSImage                string  `json:"os_image"`
+	Kernel                 string  `json:"kernel"`
+	Architecture           string  `json:"architecture"`
+	// InstanceType and Zone are the cloud's well-known labels, where set.
+	InstanceType string `json:"instance_type,omitempty"`
+	Zone         string `json:"zone,omitempty"`
+}
+
+// String is the cluster in a line: its version and nodes.
+func (c Cluster) String() string {
+	var nodes []string
+	for _, n := range c.Nodes {
+		nodes = append(nodes, fmt.Sprintf("%s (%g CPUs, %.1f GiB, %s)", n.Name, n.CPUs, float64(n.MemoryBytes)/(1<<30), n.ContainerRuntime))
+	}
+	return fmt.Sprintf("Kubernetes %s, nodes %s", c.ServerVersion, strings.Join(nodes, ", "))
 }
 
 // Where a dataset came from.

@@ -83,7 +83,8 @@ const killWait = 10 * time.Second
 // Kill ends every instance of a service or dependency as a crash does, and
 // returns once each is gone (its port refuses); Restart brings it back.
 func (d *Deployment) Kill(name string) error {
-	if err := d.act(context.Background(), actKill, name); err != nil {
+	if err := d.act(context.Background(), actKill, name); err != nil || d.pods != nil {
+		// A pod's Kill returns once the API has none left.
 		return err
 	}
 	for _, in := range d.instancesOf(name) {

@@ -52,7 +52,7 @@ func eventRequest(ctx context.Context, t *study.Target, dep *Deployment, baseURL
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := probeClient.Do(req)
+	resp, err := dep.client().Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -88,6 +88,9 @@ const (
 // act kills, pauses, resumes or restarts every instance of a service or
 // dependency.
 func (d *Deployment) act(ctx context.Context, action, target string) error {
+	if d.pods != nil {
+		return d.pods.act(ctx, action, target)
+	}
 	if action == actRestart {
 		if dep := d.dependency(target); dep != nil {
 			return d.restartDependency(ctx, dep)

@@ -23,7 +23,7 @@ func sendHooks(ctx context.Context, hooks []*study.Target, dep *Deployment, load
 			if err != nil {
 				return nil, fmt.Errorf("hook %s: %w", h.Name, err)
 			}
-			body, err := send(ctx, t, nil)
+			body, err := send(ctx, dep.client(), t, nil)
 			if err != nil {
 				return nil, fmt.Errorf("hook %s on %s: %w", h.Name, in.name, err)
 			}

@@ -85,7 +85,7 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 	deployLine := func(p pending, where string) {
 		r.logf("rep %d · deploy %d/%d · %s%s · elapsed %s", rep, p.pos, len(order), describe(p.m.v), where, time.Since(r.start).Round(time.Second))
 	}
-	if lent := r.place.lent(); lent != nil && len(todo) > 1 {
+	if lent := r.place.lent(); lent != nil && len(todo) > 1 && r.cluster == nil {
 		// Two at a time, the second on the generator's cores: a boot
 		// that fills its core (a JVM's) then takes half the repetition's
 		// time. Every one is greeted once all are up, one after another

@@ -38,6 +38,8 @@ type Lab struct {
 	// their value on sourceAxis (Sources); nil for a run of one checkout.
 	sources    map[string]source
 	sourceAxis string
+	// cluster is where the deployments go when not on this machine.
+	cluster *clusterLab
 }
 
 // LabOptions place a lab opened on its own (not by a run) on disk.
@@ -170,7 +172,7 @@ func (l *Lab) deployOn(ctx context.Context, s *study.Study, v study.Variant, log
 	if l.deployed != nil {
 		scope = fmt.Sprintf("d%d-", l.deployed.Add(1))
 	}
-	return deploy(ctx, deployConfig{
+	c := deployConfig{
 		study:    s,
 		variant:  v,
 		values:   values,
@@ -181,7 +183,11 @@ func (l *Lab) deployOn(ctx context.Context, s *study.Study, v study.Variant, log
 		progress: l.progress,
 		place:    place,
 		scope:    scope,
-	})
+	}
+	if l.cluster != nil {
+		return l.cluster.deploy(ctx, c)
+	}
+	return deploy(ctx, c)
 }
 
 // newTempRoot makes the lab's private temporary directory, leased so that

@@ -135,23 +135,32 @@ func (d *Deployment) linkValues(c deployConfig, service string, shared map[strin
 // depThrough sets dep's placeholders in values to reach it through the
 // proxy at addr.
 func depThrough(values map[string]string, dep *deps.Instance, addr string) {
+	throughDep(values, dep.Name, dep.Values, dep.Addr, addr)
+}
+
+// throughDep sets the placeholders of dependency name, whose values
+// reach it at depAddr, to reach it at addr instead.
+func throughDep(values map[string]string, name string, depValues map[string]string, depAddr, addr string) {
 	host, port, _ := net.SplitHostPort(addr)
-	for k, v := range dep.Values {
+	for k, v := range depValues {
 		switch k {
 		case "port":
 			v = port
 		case "host":
 			v = host
 		default:
-			v = strings.ReplaceAll(v, dep.Addr, addr)
+			v = strings.ReplaceAll(v, depAddr, addr)
 		}
-		values["dep."+dep.Name+"."+k] = v
+		values["dep."+name+"."+k] = v
 	}
 }
 
 // loadAddr is where the load's requests to service go: through the
 // generator's link when the study has one.
 func (d *Deployment) loadAddr(service string) string {
+	if d.pods != nil {
+		return d.pods.loadAddr(service)
+	}
 	for _, e := range d.links {
 		if e.link.From == study.Generator && e.link.To == service {
 			return e.proxies[0].Addr()
@@ -163,6 +172,9 @@ func (d *Deployment) loadAddr(service string) string {
 // linkFault injects an event's fault into every proxy of its link, or
 // clears it.
 func (d *Deployment) linkFault(ev *study.Event) error {
+	if d.pods != nil {
+		return d.pods.linkFault(ev)
+	}
 	for _, e := range d.links {
 		if e.link.Name() != ev.Target {
 			continue

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -42,7 +41,10 @@ type measurement struct {
 	samples [][]resources.Sample // per instance, on the pieces' measured-time axis
 	audit   results.AuditInput   // summed over the pieces
 	idleCPU float64              // the other deployments', during the pieces
-	events  []results.EventRecord
+	// generatorsCPU is what the generator pods used in the last piece,
+	// on a cluster.
+	generatorsCPU float64
+	events        []results.EventRecord
 }
 
 // run measures the step in one piece.
@@ -135,10 +137,7 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	if slice > 0 {
 		label = fmt.Sprintf("slice %d", slice)
 	}
-	summary, runErr := m.load(ctx, spec, label, func(e *load.Engine) (load.Sink, func() error, error) {
-		m.records.Begin(records.Segment{Slice: slice, Names: e.Names(), Targets: e.TargetNames(), Seq: seq, Time: at})
-		return m.records, func() error { return nil }, nil
-	})
+	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at})
 	stopEvents()
 	m.events = append(m.events, <-evDone...)
 	if ctx.Err() != nil {
@@ -171,6 +170,9 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	w, err := window(mark, end, runCPU+idle)
 	if err != nil {
 		return err
+	}
+	if m.dep.pods != nil {
+		w = onCluster(w, runCPU+idle+m.generatorsCPU)
 	}
 	m.idleCPU += idle
 	m.audit = add(m.audit, w)
@@ -226,6 +228,9 @@ func (m *measurement) finish(ctx context.Context) error {
 		return err
 	}
 	invalidate(&summary, aud)
+	if m.dep.pods != nil {
+		summary.Warnings = append(summary.Warnings, "on a cluster the noise audit judges the generators' saturation and the rate only: the kubelet's stats have no steal time, and this machine's say nothing of the nodes")
+	}
 	if err := m.dir.WriteSummary(summary); err != nil {
 		return err
 	}
@@ -267,10 +272,19 @@ func usage(d *Deployment) ([]resources.Usage, error) {
 	return out, nil
 }
 
-type sinkFactory func(*load.Engine) (load.Sink, func() error, error)
-
-// load runs one load with a progress display and returns its summary.
-func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, sink sinkFactory) (metrics.Summary, error) {
+// load runs one load with a progress display and returns its summary;
+// its records go to the step's file as segment seg (nil: none kept, a
+// warm-up's).
+func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, seg *records.Segment) (metrics.Summary, error) {
+	label := m.label
+	if what != "" {
+		label += " " + what
+	}
+	progress := &console.Progress{W: m.log, TTY: m.tty, Label: label}
+	defer progress.Done()
+	if m.dep.pods != nil {
+		return m.loadFromPods(ctx, spec, seg, progress.Show)
+	}
 	cfg, err := spec.Config()
 	if err != nil {
 		return metrics.Summary{}, err
@@ -279,23 +293,13 @@ func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string,
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	label := m.label
-	if what != "" {
-		label += " " + what
-	}
-	progress := &console.Progress{W: m.log, TTY: m.tty, Label: label}
 	opts := load.Options{Progress: progress.Show, ProgressEvery: progress.Every()}
-	closeSink := func() error { return nil }
-	if sink != nil {
-		s, c, err := sink(e)
-		if err != nil {
-			return metrics.Summary{}, err
-		}
-		opts.Sink, closeSink = s, c
+	if seg != nil {
+		seg.Names, seg.Targets = e.Names(), e.TargetNames()
+		m.records.Begin(*seg)
+		opts.Sink = m.records
 	}
-	summary, err := e.Run(ctx, opts)
-	progress.Done()
-	return summary, errors.Join(err, closeSink())
+	return e.Run(ctx, opts)
 }
 
 func (m *measurement) spec() loadspec.Spec {

@@ -64,6 +64,9 @@ type Options struct {
 	// Sources, when set, deploys some variants from other checkouts of
 	// the study (msbench ab).
 	Sources *Sources
+	// Cluster, when set, deploys every variant on a Kubernetes cluster
+	// instead of this machine.
+	Cluster *Cluster
 }
 
 type runner struct {
@@ -99,9 +102,16 @@ func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 		f := r.prov.Datasets[ds.Name]
 		r.logf("dataset %s: %s %s (%d bytes)", ds.Name, f.Source, f.Path, f.Bytes)
 	}
-	// Placed once the builds are done, which use every core.
-	unplace, err := r.place.placeSelf()
-	if err != nil {
+	unplace := func() error { return nil }
+	if r.opts.Cluster != nil {
+		if err := r.openCluster(ctx); err != nil {
+			if ctx.Err() != nil {
+				err = ErrInterrupted
+			}
+			return dir, err
+		}
+	} else if unplace, err = r.place.placeSelf(); err != nil {
+		// Placed once the builds are done, which use every core.
 		return dir, err
 	}
 	err = r.measureAll(ctx)
@@ -192,7 +202,7 @@ func (r *runner) open(ctx context.Context) error {
 		r.deployed = &atomic.Int64{}
 	}
 	r.place.cpuset = r.acct.Cpuset()
-	r.prov.ResourceMethod = r.acct.Method()
+	r.prov.ResourceMethod = r.accounting()
 	twin := ""
 	if t, ok := r.study.Twin(); ok {
 		twin = " + the A/A twin " + t.Key()
@@ -209,6 +219,11 @@ func (r *runner) open(ctx context.Context) error {
 }
 
 func (r *runner) close() {
+	if r.cluster != nil {
+		if err := r.cluster.close(); err != nil {
+			r.logf("warning: cluster: %v", err)
+		}
+	}
 	if err := r.Lab.Close(); err != nil {
 		r.logf("warning: %v", err)
 	}
@@ -478,7 +493,7 @@ func (r *runner) measurement(rep, i int, v study.Variant, dep *Deployment) *meas
 		baseURL: "http://" + dep.loadAddr(r.study.Load.Service),
 		service: r.study.Load.Service,
 		dep:     dep,
-		method:  r.acct.Method(),
+		method:  r.accounting(),
 		log:     r.opts.Log,
 		tty:     r.opts.TTY,
 	}
@@ -529,9 +544,9 @@ func (r *runner) greet(ctx context.Context, rep int, v study.Variant, dep *Deplo
 	if first {
 		log = &results.FirstRequests{}
 	}
-	err := setup(ctx, r.study.Setup, base, dep.values, log)
+	err := setup(ctx, dep.client(), r.study.Setup, base, dep.values, log)
 	if err == nil && first {
-		err = verify(ctx, r.study.Load.Steps, base, dep.values, log)
+		err = verify(ctx, dep.client(), r.study.Load.Steps, base, dep.values, log)
 	}
 	if first {
 		err = errors.Join(err, r.saveStartup(rep, v, dep, target, log, waited))

@@ -28,7 +28,7 @@ type instance struct {
 	service string
 	addr    string
 	tmp     string // its TMPDIR
-	proc    *proc.Process
+	proc    process
 	tracked resources.Tracked
 	dep     bool
 	started time.Time
@@ -40,6 +40,21 @@ type instance struct {
 	svc     *study.Service
 	replica int
 	shared  map[string]string
+}
+
+// process is an instance's running program as the deployment acts on it:
+// a child of msbench (*proc.Process), or a pod on a cluster (podProcess).
+type process interface {
+	Pid() int // 0 where it is not a process of this machine
+	LogPath() string
+	Done() <-chan struct{}
+	ExitErr() error
+	Pause() error
+	Resume() error
+	Kill() error
+	Crash() error
+	Stop(ctx context.Context, grace time.Duration) error
+	Stopping() proc.Stopping
 }
 
 // Deployment is everything one variant runs, on this machine: its modules
@@ -66,6 +81,8 @@ type Deployment struct {
 	links     []*edge // emulated network links, started before the services
 	network   *hosts.Network
 	forwards  []*links.Proxy // to the dependencies from the hosts
+	// pods are what a deployment on a cluster runs; nil on this machine.
+	pods *clusterDeployment
 }
 
 type deployConfig struct {
@@ -88,10 +105,7 @@ type deployConfig struct {
 // each is ready. On error everything started so far is stopped.
 func deploy(ctx context.Context, c deployConfig) (*Deployment, error) {
 	d := &Deployment{ctx: ctx, cfg: c, acct: c.acct, sampler: resources.NewSampler(0)}
-	values := map[string]string{}
-	maps.Copy(values, c.values)
-	maps.Copy(values, c.study.Placeholders(c.variant))
-	err := d.modules.start(ctx, values,
+	return d.launch(ctx,
 		feature{d.makeWorkDir, d.removeWorkDir},
 		feature{d.startHosts, d.stopHosts},
 		feature{d.startDeps, d.stopDeps},
@@ -102,7 +116,15 @@ func deploy(ctx context.Context, c deployConfig) (*Deployment, error) {
 		feature{d.startServices, d.stopServices},
 		feature{d.startSampler, d.stopSampler},
 	)
-	if err != nil {
+}
+
+// launch starts the deployment's modules in order, given the run's and
+// the variant's placeholders, each adding those it provides. On error it
+// stops everything started so far.
+func (d *Deployment) launch(ctx context.Context, modules ...module) (*Deployment, error) {
+	values := maps.Clone(d.cfg.values)
+	maps.Copy(values, d.cfg.study.Placeholders(d.cfg.variant))
+	if err := d.modules.start(ctx, values, modules...); err != nil {
 		// What failed to start says why; what failed to stop after it
 		// would bury that.
 		_ = d.stop()

@@ -17,14 +17,14 @@ import (
 // verify sends every target of every step once and checks the answer, so
 // that a misconfigured service fails in seconds, not after a long load of
 // errors.
-func verify(ctx context.Context, steps []*study.Step, baseURL string, values map[string]string, log *results.FirstRequests) error {
+func verify(ctx context.Context, client *http.Client, steps []*study.Step, baseURL string, values map[string]string, log *results.FirstRequests) error {
 	for _, st := range steps {
 		targets, err := loadTargets(st.Targets, baseURL, values)
 		if err != nil {
 			return fmt.Errorf("step %s: %w", st.Name, err)
 		}
 		for _, t := range targets {
-			if _, err := send(ctx, t, log); err != nil {
+			if _, err := send(ctx, client, t, log); err != nil {
 				return fmt.Errorf("verify %s: %w", t.Name, err)
 			}
 		}
@@ -34,13 +34,13 @@ func verify(ctx context.Context, steps []*study.Step, baseURL string, values map
 
 // setup sends the study's setup requests in order and adds what they
 // capture to values as setup.NAME.KEY.
-func setup(ctx context.Context, reqs []*study.Target, baseURL string, values map[string]string, log *results.FirstRequests) error {
+func setup(ctx context.Context, client *http.Client, reqs []*study.Target, baseURL string, values map[string]string, log *results.FirstRequests) error {
 	for _, r := range reqs {
 		t, err := loadTarget(r, baseURL, values)
 		if err != nil {
 			return fmt.Errorf("setup %s: %w", r.Name, err)
 		}
-		body, err := send(ctx, t, log)
+		body, err := send(ctx, client, t, log)
 		if err != nil {
 			return fmt.Errorf("setup %s: %w", r.Name, err)
 		}
@@ -64,15 +64,24 @@ func setup(ctx context.Context, reqs []*study.Target, baseURL string, values map
 
 var probeClient = &http.Client{Timeout: 60 * time.Second}
 
+// client is what msbench's own requests to the deployment go through: on
+// a cluster, a generator pod's.
+func (d *Deployment) client() *http.Client {
+	if d.pods != nil {
+		return d.pods.lab.probe
+	}
+	return probeClient
+}
+
 // send makes one request, checks it against the target's expectations and
 // notes it in log: these are the first requests a fresh service answers.
-func send(ctx context.Context, t load.Target, log *results.FirstRequests) ([]byte, error) {
+func send(ctx context.Context, client *http.Client, t load.Target, log *results.FirstRequests) ([]byte, error) {
 	req, err := newRequest(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	resp, err := probeClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		log.Add(t.Name, start, 0, err)
 		return nil, err
