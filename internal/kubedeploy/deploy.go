@@ -20,6 +20,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,11 @@ type Config struct {
 	// "service.rpc.port": PORT}}. The variant's attributes are expanded
 	// again with them.
 	Dial map[string]map[string]string
+	// Links, when set, is called once every Service exists (values has
+	// their addresses) and before any pod starts: it starts the study's
+	// links in front of them and returns what each dialer is told
+	// instead (Dial's form, which it replaces).
+	Links func(ctx context.Context, values map[string]string) (map[string]map[string]string, error)
 	// Scope prefixes the names of the objects it creates, so that several
 	// deployments share a namespace at once (interleaved steps); "" for
 	// one at a time.
@@ -84,6 +90,9 @@ type instance struct {
 
 // Deployment is one variant's services running on the cluster.
 type Deployment struct {
+	// mu guards the instances' state (Instance, faulted), which Crashed
+	// and Instances may read while a fault changes it.
+	mu        sync.Mutex
 	c         Config
 	cs        kubernetes.Interface
 	ns        string
@@ -125,6 +134,10 @@ func Deploy(ctx context.Context, c Config) (*Deployment, error) {
 	}
 	maps.Copy(values, c.Study.Placeholders(c.Variant))
 	err := d.createServices(ctx, values)
+	if err == nil && c.Links != nil {
+		// The links lead to the Services, and the pods are told the links.
+		d.c.Dial, err = c.Links(ctx, maps.Clone(values))
+	}
 	if err == nil {
 		err = d.startAll(ctx, values)
 	}
@@ -201,7 +214,7 @@ func (d *Deployment) startAll(ctx context.Context, values map[string]string) err
 		if err != nil {
 			return fmt.Errorf("deploy %w", err)
 		}
-		in.Started = time.Now()
+		d.locked(func() { in.Started = time.Now() })
 		rctx, cancel := context.WithTimeout(ctx, apiWait)
 		_, err = d.cs.AppsV1().ReplicaSets(d.ns).Create(rctx, rs, metav1.CreateOptions{})
 		cancel()
@@ -262,6 +275,8 @@ func (d *Deployment) Addr(service string) string {
 // Instances lists a service's instances in replica order.
 func (d *Deployment) Instances(service string) []Instance {
 	var out []Instance
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, in := range d.instancesOf(service) {
 		out = append(out, in.Instance)
 	}
@@ -289,7 +304,7 @@ func (d *Deployment) Kill(service string) error {
 	}
 	var errs []error
 	for _, in := range ins {
-		in.faulted = true
+		d.locked(func() { in.faulted = true })
 		errs = append(errs, d.down(in, 0))
 	}
 	return errors.Join(errs...)
@@ -307,12 +322,12 @@ func (d *Deployment) Restart(ctx context.Context, service string) error {
 	timeout := d.c.Study.Service(service).Ready.Timeout
 	var errs []error
 	for _, in := range ins {
-		in.faulted = true
+		d.locked(func() { in.faulted = true })
 		if err := d.down(in, 0); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		in.Started = time.Now()
+		d.locked(func() { in.Started = time.Now() })
 		if err := d.scale(in, 1); err != nil {
 			errs = append(errs, fmt.Errorf("restart %w", err))
 			continue
@@ -321,7 +336,7 @@ func (d *Deployment) Restart(ctx context.Context, service string) error {
 			errs = append(errs, fmt.Errorf("restart %w", err))
 			continue
 		}
-		in.faulted = false
+		d.locked(func() { in.faulted = false })
 		d.c.Progress("  restarted %s in %s (pod %s)", in.Name, in.Ready.Sub(in.Started).Round(time.Millisecond), in.Pod)
 	}
 	return errors.Join(errs...)
@@ -333,7 +348,7 @@ func (d *Deployment) Restart(ctx context.Context, service string) error {
 func (d *Deployment) Terminate(instance string) error {
 	for _, in := range d.instances {
 		if in.Name == instance {
-			in.faulted = true
+			d.locked(func() { in.faulted = true })
 			return d.down(in, -1)
 		}
 	}
@@ -358,13 +373,13 @@ func (d *Deployment) down(in *instance, grace int64) error {
 		opts.GracePeriodSeconds = &grace
 	}
 	var saved []func()
-	for _, p := range pods {
-		saved = append(saved, d.saveLog(in, p.Name))
+	for i, p := range pods {
+		saved = append(saved, d.saveLog(in, &pods[i]))
 		if err := d.cs.CoreV1().Pods(d.ns).Delete(ctx, p.Name, opts); err != nil && !isNotFound(err) {
 			return fmt.Errorf("stop %s: delete pod %s: %w", in.Name, p.Name, err)
 		}
 	}
-	in.Pod = ""
+	d.locked(func() { in.Pod = "" })
 	err = poll(ctx, func(ctx context.Context) (bool, error) {
 		left, err := d.pods(ctx, in)
 		return len(left) == 0, err
@@ -406,18 +421,32 @@ func (d *Deployment) Crashed() (Instance, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiWait)
 	defer cancel()
 	for _, in := range d.instances {
-		if in.faulted || in.Pod == "" {
+		var now Instance
+		var faulted bool
+		d.locked(func() { now, faulted = in.Instance, in.faulted })
+		if faulted || now.Pod == "" {
 			continue
 		}
 		pods, err := d.pods(ctx, in)
 		if err != nil {
 			return Instance{}, false
 		}
-		if len(pods) != 1 || pods[0].Name != in.Pod || pods[0].DeletionTimestamp != nil || failure(&pods[0]) != "" {
-			return in.Instance, true
+		if len(pods) != 1 || pods[0].Name != now.Pod || pods[0].DeletionTimestamp != nil || failure(&pods[0]) != "" {
+			// A fault may have begun since the snapshot.
+			d.locked(func() { faulted = in.faulted })
+			if !faulted {
+				return now, true
+			}
 		}
 	}
 	return Instance{}, false
+}
+
+// locked runs f holding mu.
+func (d *Deployment) locked(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f()
 }
 
 // Stop deletes everything the deployment created, its instances in the

@@ -35,7 +35,7 @@ func (d *Deployment) awaitReady(ctx context.Context, in *instance, timeout time.
 				return fmt.Errorf("%s: pod %s %s; its log ends:\n%s", in.Name, p.Name, why, d.logTail(p))
 			}
 			if ready(p) {
-				in.Pod, in.Ready = p.Name, time.Now()
+				d.locked(func() { in.Pod, in.Ready = p.Name, time.Now() })
 				return nil
 			}
 			last = describe(p)
@@ -68,7 +68,7 @@ func failure(p *corev1.Pod) string {
 	}
 	for _, c := range p.Status.ContainerStatuses {
 		if t := c.State.Terminated; t != nil {
-			return fmt.Sprintf("ended: %s, exit status %d %s", t.Reason, t.ExitCode, t.Message)
+			return strings.TrimSpace(fmt.Sprintf("ended (%s, exit status %d) %s", t.Reason, t.ExitCode, t.Message))
 		}
 		if c.RestartCount > 0 {
 			why := ""
@@ -112,6 +112,9 @@ func (d *Deployment) logTail(p *corev1.Pod) string {
 	defer cancel()
 	n := int64(tailLines)
 	opts := &corev1.PodLogOptions{TailLines: &n}
+	if neverRan(p) {
+		return "(none: it never ran)"
+	}
 	for _, c := range p.Status.ContainerStatuses {
 		opts.Container = c.Name
 		opts.Previous = c.State.Terminated == nil && c.RestartCount > 0
@@ -126,6 +129,17 @@ func (d *Deployment) logTail(p *corev1.Pod) string {
 	return string(out)
 }
 
+// neverRan says whether no container of the pod has started yet, so
+// that it has no output.
+func neverRan(p *corev1.Pod) bool {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.State.Waiting == nil || c.RestartCount > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // saveLogWait bounds how long a pod's output is followed after its pod
 // was asked to go: its grace and the kubelet's kill.
 const saveLogWait = stopGrace + 10*time.Second
@@ -134,15 +148,15 @@ const saveLogWait = stopGrace + 10*time.Second
 // its beginning, until it ends; the returned func waits for that, at
 // most saveLogWait. It is called before the pod is deleted, so its
 // shutdown's output is kept too.
-func (d *Deployment) saveLog(in *instance, pod string) (wait func()) {
-	if d.c.LogDir == "" {
+func (d *Deployment) saveLog(in *instance, pod *corev1.Pod) (wait func()) {
+	if d.c.LogDir == "" || neverRan(pod) {
 		return func() {}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveLogWait)
-	stream, err := d.cs.CoreV1().Pods(d.ns).GetLogs(pod, &corev1.PodLogOptions{Container: in.Container, Follow: true}).Stream(ctx)
+	stream, err := d.cs.CoreV1().Pods(d.ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: in.Container, Follow: true}).Stream(ctx)
 	if err != nil {
 		cancel()
-		d.c.Progress("  %s: pod %s's output is not kept: %v", in.Name, pod, err)
+		d.c.Progress("  %s: pod %s's output is not kept: %v", in.Name, pod.Name, err)
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -151,7 +165,7 @@ func (d *Deployment) saveLog(in *instance, pod string) (wait func()) {
 		defer cancel()
 		defer stream.Close()
 		if err := appendTo(filepath.Join(d.c.LogDir, in.Name+".log"), stream); err != nil {
-			d.c.Progress("  %s: pod %s's output: %v", in.Name, pod, err)
+			d.c.Progress("  %s: pod %s's output: %v", in.Name, pod.Name, err)
 		}
 	}()
 	return func() { <-done }

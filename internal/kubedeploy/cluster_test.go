@@ -1,0 +1,372 @@
+package kubedeploy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/msbench/msbench/internal/checkout"
+	"github.com/msbench/msbench/internal/cluster"
+	"github.com/msbench/msbench/internal/image/imagetest"
+	"github.com/msbench/msbench/internal/kube"
+	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/studyimage"
+)
+
+// The integration tests run on a real cluster: the one whose state
+// directory stateEnv names (left running), or one TestMain brings up and
+// takes down. They skip without root.
+const (
+	stateEnv  = "MSBENCH_KUBE_TEST_STATE"
+	testNetns = "msbench-kube-kd"
+)
+
+var shared struct {
+	once    sync.Once
+	c       *cluster.Cluster
+	started bool
+	skip    string
+	err     error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.started {
+		if err := shared.c.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "cluster down:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func testCluster(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	shared.once.Do(func() { shared.skip, shared.err = setUp(t) })
+	if shared.skip != "" {
+		t.Skip(shared.skip)
+	}
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.c
+}
+
+func setUp(t *testing.T) (skip string, err error) {
+	if os.Geteuid() != 0 {
+		return "the local cluster needs root; skipped", nil
+	}
+	if dir := os.Getenv(stateEnv); dir != "" {
+		shared.c, err = cluster.Open(dir)
+		return "", err
+	}
+	if missing := cluster.MissingPackages(); len(missing) > 0 {
+		return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), nil
+	}
+	dir, err := os.MkdirTemp("", "msbench-kubedeploy-test-")
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	// One cluster runs on a machine at a time: other packages' tests, run
+	// beside these by go test ./..., may hold it.
+	if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
+		return "", fmt.Errorf("cluster up: %w", err)
+	}
+	shared.started = true
+	return "", nil
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// faasGateway builds faas-gateway's RPC server and net/http gateway,
+// builds their image and imports it into the cluster, and returns the
+// study, its variant nethttp-pooled-0ms, the lab's values and the images.
+func faasGateway(ctx context.Context, t *testing.T, c *cluster.Cluster) (*study.Study, study.Variant, map[string]string, map[string]string) {
+	t.Helper()
+	store := imagetest.Store(t)
+	root, err := checkout.Root("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := study.Load(filepath.Join(root, "studies", "faas-gateway", "study.yaml"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v study.Variant
+	for _, m := range s.Matrix() {
+		if m.Get("framework") == "nethttp" && m.Get("policy") == "pooled" && m.Get("delay") == "0ms" {
+			v = m
+		}
+	}
+	build := t.TempDir()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", build+"/", "./rpcserver", "./gateway-nethttp")
+	cmd.Dir = filepath.Join(root, "studies", "faas-gateway", "services")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build faas-gateway: %v\n%s", err, out)
+	}
+	values := map[string]string{"root": root, "build.faas": build}
+	specs, err := studyimage.Plan(s, []study.Variant{v}, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := studyimage.Build(ctx, store, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]string{}
+	for _, name := range []string{"rpc", "gateway"} {
+		b := studyimage.For(built, v.Key(), name)
+		archive, err := b.WriteArchive(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ImportImage(ctx, archive); err != nil {
+			t.Fatal(err)
+		}
+		images[name] = b.Ref
+	}
+	return s, v, values, images
+}
+
+// namespace creates a namespace of the test's own, deleted at its end.
+func namespace(ctx context.Context, t *testing.T, c *cluster.Cluster, run string) *kube.Namespace {
+	t.Helper()
+	n, err := kube.CreateNamespace(ctx, kube.Target{Kubeconfig: c.Kubeconfig()}, run, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Delete(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return n
+}
+
+// get GETs a URL from inside the cluster's network.
+func get(ctx context.Context, client *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return string(body), err
+}
+
+// eventually calls f until it returns nil, for at most bound: a new
+// Service's first connection can take seconds, and kube-proxy follows a
+// pod's end on its own schedule.
+func eventually(t *testing.T, bound time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %v: %v", what, bound, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// faas-gateway's nethttp-pooled-0ms on the cluster: the gateway computes
+// through the RPC server on its Service's address; a killed RPC server
+// stays down until restarted, on the same address; Stop leaves nothing.
+func TestFaasGatewayOnTheCluster(t *testing.T) {
+	c := testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s, v, values, images := faasGateway(ctx, t, c)
+	n := namespace(ctx, t, c, "kubedeploy-faas")
+	logs := t.TempDir()
+	began := time.Now()
+	d, err := Deploy(ctx, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, LogDir: logs, Progress: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("deployed in %v", time.Since(began).Round(time.Millisecond))
+	defer d.Stop()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: c.DialContext, DisableKeepAlives: true}}
+	gateway := "http://" + d.Addr("gateway")
+	if vals := d.Values(); vals["service.rpc.addr"] != d.Addr("rpc") || vals["service.gateway.port"] != fmt.Sprint(Port) {
+		t.Errorf("values %v", vals)
+	}
+	works := func() error {
+		if _, err := get(ctx, client, gateway+"/healthz"); err != nil {
+			return err
+		}
+		body, err := get(ctx, client, gateway+"/math?n=1000")
+		if err == nil && !strings.Contains(body, "3.1") {
+			err = fmt.Errorf("/math answered %q, want π", body)
+		}
+		return err
+	}
+	eventually(t, 30*time.Second, "the gateway through its Service", works)
+
+	rpc := d.Instances("rpc")
+	if len(rpc) != 1 || rpc[0].Pod == "" || rpc[0].Container != "rpc" || !rpc[0].Ready.After(rpc[0].Started) {
+		t.Fatalf("rpc instances %+v", rpc)
+	}
+	addr := rpc[0].Addr
+	if err := d.Kill("rpc"); err != nil {
+		t.Fatal(err)
+	}
+	if in := d.Instances("rpc")[0]; in.Pod != "" {
+		t.Errorf("killed rpc still has pod %s", in.Pod)
+	}
+	listened(t, logs, "rpc")
+	eventually(t, 30*time.Second, "a request failing once rpc is killed", func() error {
+		if _, err := get(ctx, client, gateway+"/math?n=1000"); err == nil {
+			return fmt.Errorf("/math still answers")
+		}
+		return nil
+	})
+	if in, crashed := d.Crashed(); crashed {
+		t.Errorf("%s counted as crashed after Kill", in.Name)
+	}
+	if err := d.Restart(ctx, "rpc"); err != nil {
+		t.Fatal(err)
+	}
+	after := d.Instances("rpc")[0]
+	if after.Addr != addr || after.Pod == "" || after.Pod == rpc[0].Pod || !after.Ready.After(after.Started) {
+		t.Errorf("restarted rpc %+v, was %+v", after, rpc[0])
+	}
+	t.Logf("rpc restarted, ready in %v", after.Ready.Sub(after.Started).Round(time.Millisecond))
+	eventually(t, 30*time.Second, "the gateway after rpc's restart", works)
+	if in, crashed := d.Crashed(); crashed {
+		t.Errorf("%s counted as crashed", in.Name)
+	}
+
+	// Terminate is no crash; a pod gone without a fault of the step's
+	// is one, though its ReplicaSet replaces it.
+	if err := d.Terminate("gateway"); err != nil {
+		t.Fatal(err)
+	}
+	cs := n.Client()
+	if pods, err := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{LabelSelector: LabelService + "=gateway"}); err != nil || len(pods.Items) != 0 {
+		t.Errorf("the terminated gateway has %d pods, %v", len(pods.Items), err)
+	}
+	listened(t, logs, "gateway")
+	if in, crashed := d.Crashed(); crashed {
+		t.Errorf("%s counted as crashed after Terminate", in.Name)
+	}
+	zero := int64(0)
+	if err := cs.CoreV1().Pods(n.Name).Delete(ctx, d.Instances("rpc")[0].Pod, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "rpc's deleted pod reported", func() error {
+		if in, crashed := d.Crashed(); !crashed || in.Name != "rpc" {
+			return fmt.Errorf("crashed: %v %q", crashed, in.Name)
+		}
+		return nil
+	})
+
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Stop(); err != nil {
+		t.Errorf("a second Stop: %v", err)
+	}
+	pods, err := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 0 {
+		t.Errorf("pods left: %d, %v", len(pods.Items), err)
+	}
+	services, err := cs.CoreV1().Services(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(services.Items) != 0 {
+		t.Errorf("Services left: %d, %v", len(services.Items), err)
+	}
+	sets, err := cs.AppsV1().ReplicaSets(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(sets.Items) != 0 {
+		t.Errorf("ReplicaSets left: %d, %v", len(sets.Items), err)
+	}
+}
+
+// listened checks that an instance's log holds its pod's output, which
+// says where it listens.
+func listened(t *testing.T, dir, name string) {
+	t.Helper()
+	log, err := os.ReadFile(filepath.Join(dir, name+".log"))
+	if err != nil || !strings.Contains(string(log), "listening on") {
+		t.Errorf("%s's log lacks its output (%v):\n%s", name, err, log)
+	}
+}
+
+// A pod that fails ends Deploy at once, with the reason and what the
+// service said, not at the readiness timeout; nothing is left. The RPC
+// server told to bind every interface refuses, in a pod as on a machine;
+// an image the node cannot have never runs.
+func TestFailedPodEndsDeploy(t *testing.T) {
+	c := testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name  string
+		edit  func(s *study.Study, images map[string]string)
+		wants []string
+	}{
+		{"exits", func(s *study.Study, _ map[string]string) {
+			s.Service("rpc").Env = [][2]string{{"ADDR", "0.0.0.0:{port}"}}
+		}, []string{"deploy rpc: pod rpc-", "exit status 1", `"0.0.0.0:8080"`, "not a loopback address"}},
+		{"no image", func(_ *study.Study, images map[string]string) {
+			images["rpc"] = "msbench.local/no-such-image:1"
+		}, []string{"deploy rpc: pod rpc-", "ImagePullBackOff", "it never ran"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, v, values, images := faasGateway(ctx, t, c)
+			// The bound the failure must not wait for.
+			s.Service("rpc").Ready.Timeout = 10 * time.Minute
+			tc.edit(s, images)
+			n := namespace(ctx, t, c, "kubedeploy-fail")
+			began := time.Now()
+			d, err := Deploy(ctx, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, Progress: t.Logf})
+			took := time.Since(began)
+			if err == nil {
+				d.Stop()
+				t.Fatal("deployed")
+			}
+			t.Logf("failed in %v: %v", took.Round(time.Millisecond), err)
+			for _, want := range tc.wants {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q", want)
+				}
+			}
+			if took > 3*time.Minute {
+				t.Errorf("failed after %v, as if it waited for the timeout", took)
+			}
+			cs := n.Client()
+			pods, _ := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{})
+			services, _ := cs.CoreV1().Services(n.Name).List(ctx, metav1.ListOptions{})
+			sets, _ := cs.AppsV1().ReplicaSets(n.Name).List(ctx, metav1.ListOptions{})
+			if len(pods.Items)+len(services.Items)+len(sets.Items) != 0 {
+				t.Errorf("left %d pods, %d Services, %d ReplicaSets", len(pods.Items), len(services.Items), len(sets.Items))
+			}
+		})
+	}
+}
