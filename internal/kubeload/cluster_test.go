@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -339,6 +340,15 @@ func TestPoolRunsMergedLoads(t *testing.T) {
 	if _, err := pool.Run(ctx, loadspec.Spec{Users: 2, Requests: 2, Targets: []load.Target{{URL: "http://192.0.2.1/"}}}, t.TempDir(), nil); err == nil {
 		t.Error("a load of a target outside the cluster: no error")
 	}
+	// A host the study names but the pods cannot resolve passes the
+	// runner's checks and fails in the generators: the Run fails with
+	// what they said.
+	named := *pool
+	named.c.AllowHosts = []string{"no-such-host.invalid"}
+	_, err = named.Run(ctx, loadspec.Spec{Users: 2, Requests: 2, Targets: []load.Target{{URL: "http://no-such-host.invalid/"}}}, t.TempDir(), nil)
+	if err == nil || !strings.Contains(err.Error(), "stderr ends") || !strings.Contains(err.Error(), "no-such-host.invalid") {
+		t.Errorf("a load the generators fail: %v, want their stderr's end naming the host", err)
+	}
 
 	names := pool.Pods()
 	stopped = true
@@ -349,5 +359,27 @@ func TestPoolRunsMergedLoads(t *testing.T) {
 		if _, err := n.Client().CoreV1().Pods(n.Name).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("generator pod %s still there after Stop: %v", name, err)
 		}
+	}
+}
+
+// TestStartLeavesNothingOnError: generators of an image the node does
+// not have fail Start, naming why, and leave no pod.
+func TestStartLeavesNothingOnError(t *testing.T) {
+	testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	n := namespace(t, ctx)
+	began := time.Now()
+	_, err := Start(ctx, Config{Namespace: n, Image: "msbench.local/no-such-generator:0", Generators: 2})
+	t.Logf("failed in %s: %v", time.Since(began).Round(time.Millisecond), err)
+	if err == nil || !strings.Contains(err.Error(), "no-such-generator") {
+		t.Errorf("Start with a missing image: %v, want an error naming it", err)
+	}
+	pods, err := n.Client().CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=" + component})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("%d generator pods left", len(pods.Items))
 	}
 }
