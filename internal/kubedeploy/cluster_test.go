@@ -206,8 +206,11 @@ func TestFaasGatewayOnTheCluster(t *testing.T) {
 	s, v, values, images := faasGateway(ctx, t, c)
 	n := namespace(ctx, t, c, "kubedeploy-faas")
 	logs := t.TempDir()
+	// Placed on a quarter of a core, memory capped: requests = limits.
+	s.Service("rpc").Limits.MemoryBytes = 256 << 20
+	cpus := map[string]float64{"rpc": 0.25}
 	began := time.Now()
-	d, err := Deploy(ctx, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, LogDir: logs, Progress: t.Logf})
+	d, err := Deploy(ctx, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, CPUs: cpus, LogDir: logs, Progress: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +234,11 @@ func TestFaasGatewayOnTheCluster(t *testing.T) {
 	eventually(t, 30*time.Second, "the gateway through its Service", works)
 
 	rpc := d.Instances("rpc")
-	if len(rpc) != 1 || rpc[0].Pod == "" || rpc[0].Container != "rpc" || !rpc[0].Ready.After(rpc[0].Started) {
+	if len(rpc) != 1 || rpc[0].Pod == "" || rpc[0].Container != "rpc" || !rpc[0].Ready.After(rpc[0].Started) || rpc[0].QoS != "Guaranteed" {
 		t.Fatalf("rpc instances %+v", rpc)
+	}
+	if gw := d.Instances("gateway"); len(gw) != 1 || gw[0].QoS != "BestEffort" {
+		t.Errorf("gateway instances %+v", gw)
 	}
 	addr := rpc[0].Addr
 	if err := d.Kill("rpc"); err != nil {
@@ -294,18 +300,7 @@ func TestFaasGatewayOnTheCluster(t *testing.T) {
 	if err := d.Stop(); err != nil {
 		t.Errorf("a second Stop: %v", err)
 	}
-	pods, err := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{})
-	if err != nil || len(pods.Items) != 0 {
-		t.Errorf("pods left: %d, %v", len(pods.Items), err)
-	}
-	services, err := cs.CoreV1().Services(n.Name).List(ctx, metav1.ListOptions{})
-	if err != nil || len(services.Items) != 0 {
-		t.Errorf("Services left: %d, %v", len(services.Items), err)
-	}
-	sets, err := cs.AppsV1().ReplicaSets(n.Name).List(ctx, metav1.ListOptions{})
-	if err != nil || len(sets.Items) != 0 {
-		t.Errorf("ReplicaSets left: %d, %v", len(sets.Items), err)
-	}
+	leftNothing(ctx, t, n)
 }
 
 // listened checks that an instance's log holds its pod's output, which
@@ -360,13 +355,53 @@ func TestFailedPodEndsDeploy(t *testing.T) {
 			if took > 3*time.Minute {
 				t.Errorf("failed after %v, as if it waited for the timeout", took)
 			}
-			cs := n.Client()
-			pods, _ := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{})
-			services, _ := cs.CoreV1().Services(n.Name).List(ctx, metav1.ListOptions{})
-			sets, _ := cs.AppsV1().ReplicaSets(n.Name).List(ctx, metav1.ListOptions{})
-			if len(pods.Items)+len(services.Items)+len(sets.Items) != 0 {
-				t.Errorf("left %d pods, %d Services, %d ReplicaSets", len(pods.Items), len(services.Items), len(sets.Items))
-			}
+			leftNothing(ctx, t, n)
 		})
 	}
+}
+
+// leftNothing checks that the namespace holds no pod, Service or
+// ReplicaSet.
+func leftNothing(ctx context.Context, t *testing.T, n *kube.Namespace) {
+	t.Helper()
+	cs := n.Client()
+	pods, err := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 0 {
+		t.Errorf("pods left: %d, %v", len(pods.Items), err)
+	}
+	services, err := cs.CoreV1().Services(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(services.Items) != 0 {
+		t.Errorf("Services left: %d, %v", len(services.Items), err)
+	}
+	sets, err := cs.AppsV1().ReplicaSets(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(sets.Items) != 0 {
+		t.Errorf("ReplicaSets left: %d, %v", len(sets.Items), err)
+	}
+}
+
+// A deployment cancelled half-way (Ctrl-C while the gateway starts)
+// takes back what it started, though its context is gone.
+func TestCancelledDeployLeavesNothing(t *testing.T) {
+	c := testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s, v, values, images := faasGateway(ctx, t, c)
+	n := namespace(ctx, t, c, "kubedeploy-cancel")
+	run, interrupt := context.WithCancel(ctx)
+	progress := func(format string, args ...any) {
+		t.Logf(format, args...)
+		if strings.Contains(fmt.Sprintf(format, args...), "started rpc") {
+			interrupt()
+		}
+	}
+	d, err := Deploy(run, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, Progress: progress})
+	if err == nil {
+		d.Stop()
+		t.Fatal("deployed, though interrupted")
+	}
+	t.Log(err)
+	if !strings.Contains(err.Error(), "gateway") {
+		t.Errorf("error %v, want the gateway's start interrupted", err)
+	}
+	leftNothing(ctx, t, n)
 }

@@ -80,6 +80,9 @@ type Instance struct {
 	// Started is when its pod was asked for (Deploy or Restart), Ready
 	// when its readiness check was seen passing.
 	Started, Ready time.Time
+	// QoS is the class the cluster granted its pod (Guaranteed, Burstable,
+	// BestEffort), for the report to state.
+	QoS string
 }
 
 type instance struct {

@@ -35,7 +35,7 @@ func (d *Deployment) awaitReady(ctx context.Context, in *instance, timeout time.
 				return fmt.Errorf("%s: pod %s %s; its log ends:\n%s", in.Name, p.Name, why, d.logTail(p))
 			}
 			if ready(p) {
-				d.locked(func() { in.Pod, in.Ready = p.Name, time.Now() })
+				d.locked(func() { in.Pod, in.Ready, in.QoS = p.Name, time.Now(), string(p.Status.QOSClass) })
 				return nil
 			}
 			last = describe(p)
