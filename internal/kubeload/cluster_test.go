@@ -383,3 +383,104 @@ func TestStartLeavesNothingOnError(t *testing.T) {
 		t.Errorf("%d generator pods left", len(pods.Items))
 	}
 }
+
+// TestCancelledRun: a Run whose context ends (Ctrl-C) returns at once,
+// its generators still sending; Stop then takes their pods down within
+// their grace, leaving none.
+func TestCancelledRun(t *testing.T) {
+	testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, run := longRun(t, ctx, 1)
+	began := time.Now()
+	run.stop()
+	select {
+	case err := <-run.done:
+		if err == nil {
+			t.Error("a cancelled Run returned no error")
+		}
+		t.Logf("cancelled Run returned in %s: %v", time.Since(began).Round(time.Millisecond), err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a cancelled Run did not return in 30 s")
+	}
+	began = time.Now()
+	if err := pool.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Stop with a load in flight took %s", time.Since(began).Round(time.Millisecond))
+	if _, err := pool.c.Namespace.Client().CoreV1().Pods(pool.c.Namespace.Name).Get(ctx, pool.Pods()[0], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("generator pod still there after Stop: %v", err)
+	}
+}
+
+// TestRunFailsWhenAGeneratorDies: a generator pod deleted during a
+// minute's load fails the Run at once, naming it, and the other
+// generator is stopped rather than waited for.
+func TestRunFailsWhenAGeneratorDies(t *testing.T) {
+	testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, run := longRun(t, ctx, 2)
+	defer pool.Stop()
+	defer run.stop()
+	gone := pool.Pods()[1]
+	zero := int64(0)
+	began := time.Now()
+	if err := pool.c.Namespace.Client().CoreV1().Pods(pool.c.Namespace.Name).Delete(ctx, gone, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-run.done:
+		t.Logf("Run failed %s after the delete: %v", time.Since(began).Round(time.Millisecond), err)
+		if err == nil || !strings.Contains(err.Error(), "generator 2 of 2") || strings.Contains(err.Error(), "generator 1 of 2") {
+			t.Errorf("Run with generator 2's pod deleted: %v, want an error of generator 2 alone", err)
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatal("Run went on for 45 s with a generator gone")
+	}
+}
+
+// running is a Run in flight: done receives its error, stop cancels it.
+type running struct {
+	done chan error
+	stop context.CancelFunc
+}
+
+// longRun starts a pool of n generators and a minute's load of a server
+// pod, and returns once the generators have sent.
+func longRun(t *testing.T, ctx context.Context, n int) (*Pool, running) {
+	t.Helper()
+	ns := namespace(t, ctx)
+	ip, nets := server(t, ctx, ns)
+	pool, err := Start(ctx, Config{Namespace: ns, Image: shared.generator, Generators: n, Networks: nets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	r := running{done: make(chan error, 1), stop: stop}
+	var mu sync.Mutex
+	sent := false
+	spec := loadspec.Spec{Open: true, Rate: 50, Duration: time.Minute, Connections: 2 * n, Targets: []load.Target{{URL: "http://" + netip.AddrPortFrom(ip, 8080).String() + "/"}}}
+	work := t.TempDir()
+	go func() {
+		_, err := pool.Run(runCtx, spec, work, func(s load.Snapshot) {
+			mu.Lock()
+			sent = sent || s.Requests > 0
+			mu.Unlock()
+		})
+		r.done <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		ok := sent
+		mu.Unlock()
+		if ok {
+			return pool, r
+		}
+		if time.Now().After(deadline) {
+			stop()
+			pool.Stop()
+			t.Fatal("the generators sent nothing in a minute")
+		}
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -305,16 +306,26 @@ func (p *Pool) Run(ctx context.Context, spec loadspec.Spec, work string, progres
 	dirs := make([]results.StepDir, n)
 	errs := make([]error, n)
 	show := combine(n, progress)
+	// One generator failing fails the step: the others are stopped
+	// rather than waited for.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
 	for k := range p.pods {
 		dirs[k] = results.StepDir(filepath.Join(work, fmt.Sprint(k+1)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = p.generate(ctx, k, specs[k], dirs[k], func(s load.Snapshot) { show(k, s) })
+			if errs[k] = p.generate(runCtx, k, specs[k], dirs[k], func(s load.Snapshot) { show(k, s) }); errs[k] != nil {
+				stop()
+			}
 		}()
 	}
 	wg.Wait()
+	if ctx.Err() == nil {
+		// Those stopped for another's failure say nothing of their own.
+		errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, context.Canceled) })
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
