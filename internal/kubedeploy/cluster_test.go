@@ -97,8 +97,9 @@ func (l testLog) Write(p []byte) (int, error) {
 
 // faasGateway builds faas-gateway's RPC server and net/http gateway,
 // builds their image and imports it into the cluster, and returns the
-// study, its variant nethttp-pooled-0ms, the lab's values and the images.
-func faasGateway(ctx context.Context, t *testing.T, c *cluster.Cluster) (*study.Study, study.Variant, map[string]string, map[string]string) {
+// configuration of its variant nethttp-pooled-0ms in a namespace of the
+// test's own (named after run), deleted at the test's end.
+func faasGateway(ctx context.Context, t *testing.T, c *cluster.Cluster, run string) Config {
 	t.Helper()
 	store := imagetest.Store(t)
 	root, err := checkout.Root("")
@@ -142,7 +143,7 @@ func faasGateway(ctx context.Context, t *testing.T, c *cluster.Cluster) (*study.
 		}
 		images[name] = b.Ref
 	}
-	return s, v, values, images
+	return Config{Namespace: namespace(ctx, t, c, run), Study: s, Variant: v, Values: values, Images: images, Progress: t.Logf}
 }
 
 // namespace creates a namespace of the test's own, deleted at its end.
@@ -203,14 +204,14 @@ func TestFaasGatewayOnTheCluster(t *testing.T) {
 	c := testCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, v, values, images := faasGateway(ctx, t, c)
-	n := namespace(ctx, t, c, "kubedeploy-faas")
-	logs := t.TempDir()
+	cfg := faasGateway(ctx, t, c, "kubedeploy-faas")
+	n, logs := cfg.Namespace, t.TempDir()
+	cfg.LogDir = logs
 	// Placed on a quarter of a core, memory capped: requests = limits.
-	s.Service("rpc").Limits.MemoryBytes = 256 << 20
-	cpus := map[string]float64{"rpc": 0.25}
+	cfg.Study.Service("rpc").Limits.MemoryBytes = 256 << 20
+	cfg.CPUs = map[string]float64{"rpc": 0.25}
 	began := time.Now()
-	d, err := Deploy(ctx, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, CPUs: cpus, LogDir: logs, Progress: t.Logf})
+	d, err := Deploy(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,24 +324,23 @@ func TestFailedPodEndsDeploy(t *testing.T) {
 	defer cancel()
 	for _, tc := range []struct {
 		name  string
-		edit  func(s *study.Study, images map[string]string)
+		edit  func(cfg Config)
 		wants []string
 	}{
-		{"exits", func(s *study.Study, _ map[string]string) {
-			s.Service("rpc").Env = [][2]string{{"ADDR", "0.0.0.0:{port}"}}
+		{"exits", func(cfg Config) {
+			cfg.Study.Service("rpc").Env = [][2]string{{"ADDR", "0.0.0.0:{port}"}}
 		}, []string{"deploy rpc: pod rpc-", "exit status 1", `"0.0.0.0:8080"`, "not a loopback address"}},
-		{"no image", func(_ *study.Study, images map[string]string) {
-			images["rpc"] = "msbench.local/no-such-image:1"
+		{"no image", func(cfg Config) {
+			cfg.Images["rpc"] = "msbench.local/no-such-image:1"
 		}, []string{"deploy rpc: pod rpc-", "ImagePullBackOff", "it never ran"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, v, values, images := faasGateway(ctx, t, c)
+			cfg := faasGateway(ctx, t, c, "kubedeploy-fail")
 			// The bound the failure must not wait for.
-			s.Service("rpc").Ready.Timeout = 10 * time.Minute
-			tc.edit(s, images)
-			n := namespace(ctx, t, c, "kubedeploy-fail")
+			cfg.Study.Service("rpc").Ready.Timeout = 10 * time.Minute
+			tc.edit(cfg)
 			began := time.Now()
-			d, err := Deploy(ctx, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, Progress: t.Logf})
+			d, err := Deploy(ctx, cfg)
 			took := time.Since(began)
 			if err == nil {
 				d.Stop()
@@ -355,7 +355,7 @@ func TestFailedPodEndsDeploy(t *testing.T) {
 			if took > 3*time.Minute {
 				t.Errorf("failed after %v, as if it waited for the timeout", took)
 			}
-			leftNothing(ctx, t, n)
+			leftNothing(ctx, t, cfg.Namespace)
 		})
 	}
 }
@@ -385,16 +385,15 @@ func TestCancelledDeployLeavesNothing(t *testing.T) {
 	c := testCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, v, values, images := faasGateway(ctx, t, c)
-	n := namespace(ctx, t, c, "kubedeploy-cancel")
+	cfg := faasGateway(ctx, t, c, "kubedeploy-cancel")
 	run, interrupt := context.WithCancel(ctx)
-	progress := func(format string, args ...any) {
+	cfg.Progress = func(format string, args ...any) {
 		t.Logf(format, args...)
 		if strings.Contains(fmt.Sprintf(format, args...), "started rpc") {
 			interrupt()
 		}
 	}
-	d, err := Deploy(run, Config{Namespace: n, Study: s, Variant: v, Values: values, Images: images, Progress: progress})
+	d, err := Deploy(run, cfg)
 	if err == nil {
 		d.Stop()
 		t.Fatal("deployed, though interrupted")
@@ -403,5 +402,5 @@ func TestCancelledDeployLeavesNothing(t *testing.T) {
 	if !strings.Contains(err.Error(), "gateway") {
 		t.Errorf("error %v, want the gateway's start interrupted", err)
 	}
-	leftNothing(ctx, t, n)
+	leftNothing(ctx, t, cfg.Namespace)
 }
