@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/msbench/msbench/internal/cluster"
+	"github.com/msbench/msbench/internal/kube"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -56,6 +57,26 @@ kubectl and msbench's --kubeconfig. Needs root.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(up, down)
+	rights := &cobra.Command{
+		Use:   "rights [NAME]",
+		Short: "Print the ClusterRole msbench needs on a cluster (kubectl apply -f -), named NAME (default msbench)",
+		Long: `Print the ClusterRole that holds every right msbench run --kubeconfig needs,
+and no more, as JSON that kubectl apply takes (msbench cluster rights |
+kubectl apply -f -). Bind it to the identity msbench runs as (kubectl create
+clusterrolebinding msbench --clusterrole msbench --user YOU). The rules are cluster-wide because the
+run's namespace does not exist before the run; msbench touches only the
+namespace it creates.`,
+		Example: "  msbench cluster rights\n  msbench cluster rights msbench-runner",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "msbench"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			fmt.Fprint(cmd.OutOrStdout(), kube.ClusterRoleManifest(name))
+			return nil
+		},
+	}
+	cmd.AddCommand(up, down, rights)
 	return cmd
 }

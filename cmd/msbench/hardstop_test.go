@@ -73,6 +73,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
+	if err := kubeCluster.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster down:", err)
+		code = 1
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

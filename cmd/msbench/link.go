@@ -31,7 +31,7 @@ Once both are bound, one JSON line on standard output says so. On --control:
       {"accepted": N, "open": N, "fault": F}
 A pod runs it so, MSBENCH_POD_IP set from status.podIP:
 
-  msbench link --listen "$MSBENCH_POD_IP:7000" --to 10.252.0.12:8080 --latency 10ms --control "$MSBENCH_POD_IP:7001"
+  exec msbench link --listen "$MSBENCH_POD_IP:7000" --to 10.252.0.12:8080 --latency 10ms --control "$MSBENCH_POD_IP:7001"
 
 Exit status: 0 stopped, 1 failure, 2 bad usage.`,
 		Args: cobra.NoArgs,

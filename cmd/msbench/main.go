@@ -22,6 +22,7 @@ import (
 	"github.com/msbench/msbench/internal/console"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/lease"
+	"github.com/msbench/msbench/internal/runner"
 )
 
 // usageError marks a mistake in how msbench was called: one line, exit 2.
@@ -132,6 +133,9 @@ func newRoot() *cobra.Command {
 		// cluster whose msbench cluster up died before it was ready.
 		if ks := kube.Sweep(cmd.Context()); !ks.Empty() {
 			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %s\n", ks)
+			if err := runner.SweepImages(cmd.Context(), ks.Runs); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %v\n", err)
+			}
 		}
 		if down, err := cluster.SweepDead(cmd.Context(), cluster.DefaultStateDir()); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: taking down a local cluster whose start was killed: %v\n", err)

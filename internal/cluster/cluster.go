@@ -129,6 +129,39 @@ func importImage(ctx context.Context, l layout, archive string) error {
 	return nil
 }
 
+// RemoveImages removes from the cluster's containerd every image whose
+// name begins with prefix (a run's, e.g. msbench.local/NAMESPACE/), and
+// returns their names; their layers go with containerd's collection of
+// what no image holds.
+func (c *Cluster) RemoveImages(ctx context.Context, prefix string) ([]string, error) {
+	if prefix == "" {
+		return nil, errors.New("remove images: no prefix: every image would go")
+	}
+	names, err := c.Images(ctx, prefix)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	if err := run(ctx, "ctr", append([]string{"--address", c.l.containerdSocket(), "-n", "k8s.io", "images", "rm", "--sync"}, names...)...); err != nil {
+		return nil, fmt.Errorf("remove images: %w", err)
+	}
+	return names, nil
+}
+
+// Images lists the names of the cluster's images that begin with prefix.
+func (c *Cluster) Images(ctx context.Context, prefix string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", c.l.containerdSocket(), "-n", "k8s.io", "images", "ls", "-q").Output()
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	var names []string
+	for _, name := range strings.Fields(string(out)) {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
 // Down stops the cluster and undoes what Up did.
 func (c *Cluster) Down(ctx context.Context) error { return Down(ctx, c.l.dir) }
 

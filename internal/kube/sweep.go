@@ -26,6 +26,16 @@ type Swept struct {
 	// created (left alone for good, and their leases dropped), or that
 	// could not be deleted now (their leases stay for the next sweep).
 	Left []error
+	// Runs are the namespaces of the dead holders that are gone now
+	// (deleted or already gone), whose leftovers outside the cluster's
+	// API (images imported into a local cluster) may go too.
+	Runs []Run
+}
+
+// Run is a run's namespace on its cluster.
+type Run struct {
+	Namespace string
+	Target    Target
 }
 
 // Empty reports whether there was nothing to sweep.
@@ -83,7 +93,7 @@ func (s *Swept) reclaim(ctx context.Context, l lease) bool {
 	if _, err := os.Stat(l.Target.Kubeconfig); errors.Is(err, fs.ErrNotExist) {
 		// A local cluster taken down removes its kubeconfig, and its
 		// namespaces with it.
-		s.Gone = append(s.Gone, where)
+		s.Gone, s.Runs = append(s.Gone, where), append(s.Runs, Run{l.Namespace, l.Target})
 		return true
 	}
 	cs, err := l.Target.Client(requestTimeout)
@@ -93,7 +103,7 @@ func (s *Swept) reclaim(ctx context.Context, l lease) bool {
 	}
 	ns, err := cs.CoreV1().Namespaces().Get(ctx, l.Namespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		s.Gone = append(s.Gone, where)
+		s.Gone, s.Runs = append(s.Gone, where), append(s.Runs, Run{l.Namespace, l.Target})
 		return true
 	}
 	if err != nil {
@@ -113,6 +123,6 @@ func (s *Swept) reclaim(ctx context.Context, l lease) bool {
 		s.Left = append(s.Left, fmt.Errorf("namespace %s: %w", where, err))
 		return false
 	}
-	s.Deleted = append(s.Deleted, where)
+	s.Deleted, s.Runs = append(s.Deleted, where), append(s.Runs, Run{l.Namespace, l.Target})
 	return true
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,83 +16,26 @@ import (
 
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/cluster"
+	"github.com/msbench/msbench/internal/cluster/clustertest"
 	"github.com/msbench/msbench/internal/image/imagetest"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/study"
 	"github.com/msbench/msbench/internal/studyimage"
 )
 
-// The integration tests run on a real cluster: the one whose state
-// directory stateEnv names (left running), or one TestMain brings up and
-// takes down. They skip without root.
-const (
-	stateEnv  = "MSBENCH_KUBE_TEST_STATE"
-	testNetns = "msbench-kube-kd"
-)
-
-var shared struct {
-	once    sync.Once
-	c       *cluster.Cluster
-	started bool
-	skip    string
-	err     error
-}
+// The integration tests run on a real cluster (clustertest).
+var shared = clustertest.Shared{Netns: "msbench-kube-kd"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.started {
-		if err := shared.c.Down(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "cluster down:", err)
-			code = 1
-		}
+	if err := shared.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster down:", err)
+		code = 1
 	}
 	os.Exit(code)
 }
 
-func testCluster(t *testing.T) *cluster.Cluster {
-	t.Helper()
-	shared.once.Do(func() { shared.skip, shared.err = setUp(t) })
-	if shared.skip != "" {
-		t.Skip(shared.skip)
-	}
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.c
-}
-
-func setUp(t *testing.T) (skip string, err error) {
-	if os.Geteuid() != 0 {
-		return "the local cluster needs root; skipped", nil
-	}
-	if dir := os.Getenv(stateEnv); dir != "" {
-		shared.c, err = cluster.Open(dir)
-		return "", err
-	}
-	if missing := cluster.MissingPackages(); len(missing) > 0 {
-		return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), nil
-	}
-	dir, err := os.MkdirTemp("", "msbench-kubedeploy-test-")
-	if err != nil {
-		return "", err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	// One cluster runs on a machine at a time: other packages' tests, run
-	// beside these by go test ./..., may hold it.
-	if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
-		return "", fmt.Errorf("cluster up: %w", err)
-	}
-	shared.started = true
-	return "", nil
-}
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
+func testCluster(t *testing.T) *cluster.Cluster { return shared.Get(t) }
 
 // faasGateway builds faas-gateway's RPC server and net/http gateway,
 // builds their image and imports it into the cluster, and returns the

@@ -70,6 +70,9 @@ type clusterLab struct {
 	// first requests, hooks and events.
 	probe *http.Client
 	desc  kube.Cluster
+	// local is the local cluster the images were imported into; nil when
+	// they were pushed.
+	local *cluster.Cluster
 	// cpus are placement's cores per service as CPU requests and limits,
 	// nil where the nodes cannot grant them all (limits only then).
 	cpus map[string]float64
@@ -140,6 +143,7 @@ func (r *runner) openCluster(ctx context.Context) error {
 	prov := c.desc
 	prov.Namespace, prov.Generators, prov.Images, prov.Accounting = c.ns.Name, len(c.pool.Pods()), maps.Clone(c.images), kube.Method
 	r.prov.Cluster = &prov
+	r.prov.ResourceMethod = kube.Method
 	for kind, ref := range c.depImages {
 		r.prov.Cluster.Images["dependency "+string(kind)] = ref
 	}
@@ -208,23 +212,65 @@ func (c *clusterLab) buildImages(ctx context.Context, r *runner) error {
 			return err
 		}
 		all = append(all, b)
-		c.depImages[kind] = b.Ref
+		c.depImages[kind] = c.runRef(b.Ref)
 	}
 	r.logf("cluster: %d images built in %.1fs", len(all), time.Since(start).Seconds())
 	if err := c.place(ctx, all); err != nil {
 		return err
 	}
-	c.generator = gen.Ref
+	c.generator = c.runRef(gen.Ref)
 	c.images = map[string]string{}
 	for _, v := range variants {
 		for _, svc := range r.study.Services {
 			if b := studyimage.For(built, v.Key(), svc.Name); b != nil {
-				c.images[v.Key()+"/"+svc.Name] = b.Ref
+				c.images[v.Key()+"/"+svc.Name] = c.runRef(b.Ref)
 			}
 		}
 	}
 	return nil
 }
+
+// runRef is the name an image is imported under for the run: its own
+// under the run's namespace, so that the run (or, after a SIGKILL, the
+// next msbench's sweep of its namespace) removes what it imported and
+// nothing another run holds.
+func (c *clusterLab) runRef(ref string) string {
+	if c.opts.Registry != "" {
+		return ref
+	}
+	return studyimage.Registry + "/" + c.ns.Name + "/" + strings.TrimPrefix(ref, studyimage.Registry+"/")
+}
+
+// SweepImages removes from the local cluster (if one is up) the images
+// that the runs of the namespaces given imported: what a run killed too
+// hard to remove them left, once the sweep has taken its namespace.
+func SweepImages(ctx context.Context, runs []kube.Run) error {
+	var errs []error
+	for _, run := range runs {
+		local, err := localCluster(run.Target)
+		if err != nil {
+			continue // no local cluster: nothing was imported into one that still runs
+		}
+		if _, err := local.RemoveImages(ctx, localImagePrefix(run.Namespace)); err != nil {
+			errs = append(errs, fmt.Errorf("images of run %s: %w", run.Namespace, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// localCluster is the local cluster (msbench cluster up) that target's
+// kubeconfig reaches: the one whose state directory holds it, or the
+// default one.
+func localCluster(target kube.Target) (*cluster.Cluster, error) {
+	if c, err := cluster.Open(filepath.Dir(target.Kubeconfig)); err == nil {
+		return c, nil
+	}
+	return cluster.Open(cluster.DefaultStateDir())
+}
+
+// localImagePrefix is the start of the names of the images a run in
+// namespace ns imported into the local cluster.
+func localImagePrefix(ns string) string { return studyimage.Registry + "/" + ns + "/" }
 
 // place makes the cluster hold the images: pushed to the registry, or
 // imported into the local cluster.
@@ -232,7 +278,7 @@ func (c *clusterLab) place(ctx context.Context, built []studyimage.Built) error 
 	if c.opts.Registry != "" {
 		return fmt.Errorf("cluster: pushing to a registry (%s) is not built yet: use the local cluster", c.opts.Registry)
 	}
-	local, err := cluster.Open(cluster.DefaultStateDir())
+	local, err := localCluster(c.opts.Target)
 	if err != nil {
 		return fmt.Errorf("cluster: images are imported into the local cluster (msbench cluster up) when no --registry is given: %w", err)
 	}
@@ -241,7 +287,9 @@ func (c *clusterLab) place(ctx context.Context, built []studyimage.Built) error 
 		return err
 	}
 	defer os.RemoveAll(dir)
+	c.local = local
 	for _, b := range built {
+		b.Ref = c.runRef(b.Ref)
 		archive, err := b.WriteArchive(dir)
 		if err != nil {
 			return err
@@ -278,6 +326,10 @@ func (c *clusterLab) close() error {
 	}
 	if c.ns != nil {
 		errs = append(errs, c.ns.Delete(ctx))
+	}
+	if c.local != nil {
+		_, err := c.local.RemoveImages(ctx, localImagePrefix(c.ns.Name))
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -210,7 +210,9 @@ func (r *runner) open(ctx context.Context) error {
 	r.logf("study %s (profile %s): %d variants%s × %d steps × %d repetitions; results in %s",
 		r.study.Name, orNone(r.study.Profile), len(r.study.Matrix()), twin, len(r.study.Load.Steps), r.study.Repetitions, r.run.Dir)
 	r.logf("order: %s", how)
-	r.logf("resource accounting: %s", r.acct.Method())
+	if r.opts.Cluster == nil {
+		r.logf("resource accounting: %s", r.acct.Method())
+	}
 	r.logf("placement: %s", r.place)
 	for _, w := range r.place.warnings {
 		r.logf("warning: placement: %s", w)

@@ -1,0 +1,89 @@
+// Package clustertest gives a package's integration tests the local
+// cluster they run on: the one whose state directory MSBENCH_KUBE_TEST_STATE
+// names (left running), or one brought up for the package and taken down
+// by its TestMain. Tests skip, saying why, without root or without the
+// Debian packages the cluster needs.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msbench/msbench/internal/cluster"
+)
+
+// StateEnv names the state directory of a running cluster to use.
+const StateEnv = "MSBENCH_KUBE_TEST_STATE"
+
+// Shared is one package's cluster, made on first use.
+type Shared struct {
+	// Netns is the network namespace of a cluster the package brings up:
+	// unique per package, so that a leftover is traced to its tests.
+	Netns string
+
+	once    sync.Once
+	c       *cluster.Cluster
+	started bool
+	skip    string
+	err     error
+}
+
+// Get returns the cluster, bringing one up on first use; it skips the
+// test where none can run. Other packages' tests, run beside these by
+// go test ./..., may hold the machine's one cluster: Up waits for it.
+func (s *Shared) Get(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	s.once.Do(func() { s.skip, s.err = s.setUp(t) })
+	if s.skip != "" {
+		t.Skip(s.skip)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.c
+}
+
+func (s *Shared) setUp(t *testing.T) (skip string, err error) {
+	if os.Geteuid() != 0 {
+		return "the local cluster needs root; skipped", nil
+	}
+	if dir := os.Getenv(StateEnv); dir != "" {
+		s.c, err = cluster.Open(dir)
+		return "", err
+	}
+	if missing := cluster.MissingPackages(); len(missing) > 0 {
+		return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), nil
+	}
+	dir, err := os.MkdirTemp("", "msbench-"+s.Netns+"-")
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if s.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: s.Netns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
+		return "", fmt.Errorf("cluster up: %w", err)
+	}
+	s.started = true
+	return "", nil
+}
+
+// Down takes down a cluster the package brought up (TestMain calls it
+// after m.Run); one it was given runs on.
+func (s *Shared) Down() error {
+	if !s.started {
+		return nil
+	}
+	return s.c.Down(context.Background())
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
