@@ -20,37 +20,35 @@ import (
 
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/cluster"
+	"github.com/msbench/msbench/internal/cluster/clustertest"
 	"github.com/msbench/msbench/internal/image"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/links"
 	"github.com/msbench/msbench/internal/studyimage"
 )
 
-// The integration test runs against a real cluster: the one whose state
-// directory stateEnv names (left running), or one it brings up and
-// TestMain takes down. It skips without root.
+// The integration test runs against a real cluster (clustertest), with the
+// generator image (msbench) and the upstream's (internal/cluster's test
+// server) imported once.
 const (
-	stateEnv  = "MSBENCH_KUBE_TEST_STATE"
-	testNetns = "msbench-linkpod-test"
-	webImage  = studyimage.Registry + "/linkpod-test-web:1"
-	webPort   = 8080
+	webImage = studyimage.Registry + "/linkpod-test-web:1"
+	webPort  = 8080
 )
 
 var shared struct {
-	once      sync.Once
+	clustertest.Shared
 	c         *cluster.Cluster
-	started   bool
+	once      sync.Once
 	generator string // the generator image's ref, imported
-	skip, err string
+	err       error
 }
 
 func TestMain(m *testing.M) {
+	shared.Netns = "msbench-linkpod-test"
 	code := m.Run()
-	if shared.started {
-		if err := shared.c.Down(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "cluster down:", err)
-			code = 1
-		}
+	if err := shared.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster down:", err)
+		code = 1
 	}
 	os.Exit(code)
 }
@@ -60,72 +58,48 @@ func testCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs pods on the local cluster")
 	}
-	shared.once.Do(func() { shared.skip, shared.err = setUp(t) })
-	if shared.skip != "" {
-		t.Skip(shared.skip)
-	}
-	if shared.err != "" {
+	shared.c = shared.Get(t)
+	shared.once.Do(func() { shared.err = importImages(t) })
+	if shared.err != nil {
 		t.Fatal(shared.err)
 	}
 }
 
-// setUp opens or brings up the cluster and imports the generator image
-// (msbench) and the upstream's (internal/cluster's test server).
-func setUp(t *testing.T) (skip, fail string) {
-	if os.Geteuid() != 0 {
-		return "the local cluster needs root; skipped", ""
-	}
+// importImages imports the generator image (msbench) and the upstream's
+// (internal/cluster's test server).
+func importImages(t *testing.T) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	root, err := checkout.Root("")
 	if err != nil {
-		return "", err.Error()
-	}
-	if dir := os.Getenv(stateEnv); dir != "" {
-		if shared.c, err = cluster.Open(dir); err != nil {
-			return "", err.Error()
-		}
-	} else {
-		if missing := cluster.MissingPackages(); len(missing) > 0 {
-			return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), ""
-		}
-		dir, err := os.MkdirTemp("", "msbench-linkpod-test-")
-		if err != nil {
-			return "", err.Error()
-		}
-		// One cluster runs on a machine at a time: other packages' tests,
-		// run beside these by go test ./..., may hold it.
-		if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, WaitForMachine: 15 * time.Minute}); err != nil {
-			return "", "cluster up: " + err.Error()
-		}
-		shared.started = true
+		return err
 	}
 	store := &image.Store{Dir: filepath.Join(root, ".cache", "images")}
 	gen, err := studyimage.Generator(ctx, store, root)
 	if err != nil {
-		return "", err.Error()
+		return err
 	}
 	archives := t.TempDir()
 	genArchive, err := gen.WriteArchive(archives)
 	if err != nil {
-		return "", err.Error()
+		return err
 	}
 	web, err := store.GoStatic(ctx, image.GoBinary{Dir: root, Pkg: "./internal/cluster/testdata/web", Path: "/web",
 		Args: []string{"-addr", ":" + strconv.Itoa(webPort)}})
 	if err != nil {
-		return "", err.Error()
+		return err
 	}
 	webArchive := filepath.Join(archives, "web.tar")
 	if err := web.WriteArchive(webArchive, webImage); err != nil {
-		return "", err.Error()
+		return err
 	}
 	for _, a := range []string{genArchive, webArchive} {
 		if err := shared.c.ImportImage(ctx, a); err != nil {
-			return "", err.Error()
+			return err
 		}
 	}
 	shared.generator = gen.Ref
-	return "", ""
+	return nil
 }
 
 // TestLinkPod puts a link pod with 10 ms each way in front of a server pod
