@@ -181,3 +181,28 @@ func TestReportSaysWhyTheRunStopped(t *testing.T) {
 		}
 	}
 }
+
+// A run on a cluster says which: its version, nodes, what each service was
+// granted, and every image by digest.
+func TestReportSaysWhichCluster(t *testing.T) {
+	ds := analysis.NewDataset(&study.Study{Name: "on-a-cluster", Repetitions: 1}, nil)
+	ds.Prov.Cluster = &results.Cluster{
+		ServerVersion: "v1.30.14",
+		Nodes:         []results.ClusterNode{{Name: "n1", CPUs: 2, AllocatableCPUs: 2, MemoryBytes: 8 << 30, ContainerRuntime: "containerd://1.6.20", Zone: "eu-1a"}},
+		Namespace:     "msbench-x-1",
+		Generators:    2,
+		Images:        map[string]string{"generator": "msbench.local/msbench-x-1/msbench-generator:19eb8dafe4cd"},
+		Granted:       map[string]string{"gateway": "QoS Guaranteed (1 CPU requested and limited)"},
+	}
+	md := string(renderMarkdown(ds, []analysis.Section{provenanceSection(ds)}))
+	for _, want := range []string{"v1.30.14", "node n1", "2 CPUs (2 allocatable), 8.0 GiB, containerd://1.6.20", "eu-1a", "msbench-x-1", "| generator pods | 2 |",
+		"granted gateway | QoS Guaranteed (1 CPU requested and limited)", "image generator | msbench.local/msbench-x-1/msbench-generator:19eb8dafe4cd"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the provenance does not say %q:\n%s", want, md)
+		}
+	}
+	ds.Prov.Cluster = nil
+	if md := string(renderMarkdown(ds, []analysis.Section{provenanceSection(ds)})); strings.Contains(md, "Kubernetes") {
+		t.Errorf("a run on this machine names a cluster:\n%s", md)
+	}
+}

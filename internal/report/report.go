@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -448,6 +449,9 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 	if p.Placement != nil {
 		sec.Tables = append(sec.Tables, placementTable(p.Placement))
 	}
+	if p.Cluster != nil {
+		sec.Tables = append(sec.Tables, clusterTable(p.Cluster))
+	}
 	if t, ok := hostsTable(ds); ok {
 		sec.Tables = append(sec.Tables, t)
 	}
@@ -459,6 +463,33 @@ func provenanceSection(ds *analysis.Dataset) analysis.Section {
 		sec.Tables = append(sec.Tables, t)
 	}
 	return sec
+}
+
+// clusterTable says what the cluster a run's variants ran on was, and
+// what it granted them; the machine rows above are then msbench's own.
+func clusterTable(c *results.Cluster) analysis.Table {
+	t := analysis.Table{
+		Caption: "The Kubernetes cluster every variant ran on (msbench run --kubeconfig): services, dependencies, links and generators as pods. The CPU, memory and kernel above are those of the machine msbench ran on.",
+		Header:  []string{"what", "value"},
+		Rows: [][]string{
+			{"Kubernetes", strings.TrimSpace(c.ServerVersion + " " + c.Platform)},
+			{"namespace", c.Namespace},
+			{"generator pods", strconv.Itoa(c.Generators)},
+			{"resource accounting", c.Accounting},
+		},
+	}
+	for _, n := range c.Nodes {
+		where := strings.Trim(strings.Join([]string{n.InstanceType, n.Zone}, " "), " ")
+		t.Rows = append(t.Rows, []string{"node " + n.Name, fmt.Sprintf("%g CPUs (%g allocatable), %.1f GiB, %s, kubelet %s, %s, kernel %s %s",
+			n.CPUs, n.AllocatableCPUs, float64(n.MemoryBytes)/(1<<30), n.ContainerRuntime, n.Kubelet, n.OSImage, n.Kernel, where)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Granted)) {
+		t.Rows = append(t.Rows, []string{"granted " + k, c.Granted[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Images)) {
+		t.Rows = append(t.Rows, []string{"image " + k, c.Images[k]})
+	}
+	return t
 }
 
 func dirty(d bool) string {

@@ -71,6 +71,9 @@ type Cluster struct {
 	Images map[string]string `json:"images,omitempty"`
 	// Accounting is how each container's CPU and memory were measured.
 	Accounting string `json:"accounting,omitempty"`
+	// Granted is what the cluster gave each service's pods, by service:
+	// their QoS class and CPU, against what the placement asked.
+	Granted map[string]string `json:"granted,omitempty"`
 }
 
 // ClusterNode is one node as its kubelet reports it.

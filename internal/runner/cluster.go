@@ -70,6 +70,9 @@ type clusterLab struct {
 	// first requests, hooks and events.
 	probe *http.Client
 	desc  kube.Cluster
+	// prov is the run's provenance of the cluster, where the deployments
+	// record what the cluster granted their pods.
+	prov *results.Cluster
 	// local is the local cluster the images were imported into; nil when
 	// they were pushed.
 	local *cluster.Cluster
@@ -143,6 +146,7 @@ func (r *runner) openCluster(ctx context.Context) error {
 	prov := c.desc
 	prov.Namespace, prov.Generators, prov.Images, prov.Accounting = c.ns.Name, len(c.pool.Pods()), maps.Clone(c.images), kube.Method
 	r.prov.Cluster = &prov
+	c.prov = &prov
 	r.prov.ResourceMethod = kube.Method
 	for kind, ref := range c.depImages {
 		r.prov.Cluster.Images["dependency "+string(kind)] = ref
@@ -538,6 +542,7 @@ func (d *Deployment) startServicePods(ctx context.Context, values map[string]str
 		return err
 	}
 	for _, svc := range c.study.StartOrder() {
+		cd.lab.granted(svc.Name, cd.services.Instances(svc.Name))
 		for _, ki := range cd.services.Instances(svc.Name) {
 			in := &instance{name: ki.Name, service: svc.Name, addr: ki.Addr, started: ki.Started, ready: ki.Ready, svc: svc}
 			in.proc = &podProcess{name: ki.Name, log: filepath.Join(c.logDir, ki.Name+".log"), crashed: cd.crashed}
@@ -582,6 +587,25 @@ func (cd *clusterDeployment) reachable(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// granted records, once per service, what the cluster gave its pods
+// against what the placement asked.
+func (l *clusterLab) granted(service string, ins []kubedeploy.Instance) {
+	if len(ins) == 0 || l.prov == nil {
+		return
+	}
+	if l.prov.Granted == nil {
+		l.prov.Granted = map[string]string{}
+	}
+	if _, ok := l.prov.Granted[service]; ok {
+		return
+	}
+	asked := "no CPU asked"
+	if n, ok := l.cpus[service]; ok {
+		asked = fmt.Sprintf("%g CPU requested and limited", n)
+	}
+	l.prov.Granted[service] = fmt.Sprintf("QoS %s (%s)", orNone(ins[0].QoS), asked)
 }
 
 // kubeScope is a deployment's scope as a Kubernetes name's prefix.
