@@ -23,6 +23,7 @@ import (
 
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/cluster"
+	"github.com/msbench/msbench/internal/cluster/clustertest"
 	"github.com/msbench/msbench/internal/image"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/load"
@@ -32,30 +33,23 @@ import (
 	"github.com/msbench/msbench/internal/studyimage"
 )
 
-// The integration test runs against a real cluster, as internal/kube's
-// do: the one whose state directory stateEnv names (left running), or
-// one it brings up and takes down. It skips without root.
-const (
-	stateEnv    = "MSBENCH_KUBE_TEST_STATE"
-	testNetns   = "msbench-kube-kl"
-	serverImage = "msbench.local/kubeload-test-server:1"
-)
+// The integration tests run on a real cluster (clustertest), with the
+// generator image and a target server's imported once.
+var shared = clustertest.Shared{Netns: "msbench-kube-kl"}
 
-var shared struct {
+const serverImage = "msbench.local/kubeload-test-server:1"
+
+var images struct {
 	once      sync.Once
-	c         *cluster.Cluster
-	started   bool
 	generator string // the generator image's ref
-	skip, err string
+	err       error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.started {
-		if err := shared.c.Down(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "cluster down:", err)
-			code = 1
-		}
+	if err := shared.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster down:", err)
+		code = 1
 	}
 	os.Exit(code)
 }
@@ -67,82 +61,59 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func testCluster(t *testing.T) {
+// testCluster returns the cluster once the images are on it.
+func testCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: runs generator pods on the local cluster")
 	}
-	shared.once.Do(func() { shared.skip, shared.err = setUp(t) })
-	if shared.skip != "" {
-		t.Skip(shared.skip)
+	c := shared.Get(t)
+	images.once.Do(func() { images.generator, images.err = importImages(t, c) })
+	if images.err != nil {
+		t.Fatal(images.err)
 	}
-	if shared.err != "" {
-		t.Fatal(shared.err)
-	}
+	return c
 }
 
-// setUp finds or brings up the cluster and imports the generator and
-// the target server's images.
-func setUp(t *testing.T) (skip, fail string) {
-	if os.Geteuid() != 0 {
-		return "the local cluster needs root; skipped", ""
-	}
+// importImages builds and imports the generator image and the target
+// server's, and returns the generator's ref.
+func importImages(t *testing.T, c *cluster.Cluster) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	source, err := checkout.Root("")
 	if err != nil {
-		return "", err.Error()
-	}
-	if dir := os.Getenv(stateEnv); dir != "" {
-		if shared.c, err = cluster.Open(dir); err != nil {
-			return "", err.Error()
-		}
-	} else {
-		if missing := cluster.MissingPackages(); len(missing) > 0 {
-			return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), ""
-		}
-		dir, err := os.MkdirTemp("", "msbench-kubeload-test-")
-		if err != nil {
-			return "", err.Error()
-		}
-		// One cluster runs on a machine at a time: other packages'
-		// tests, run beside these by go test ./..., may hold it.
-		if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
-			return "", "cluster up: " + err.Error()
-		}
-		shared.started = true
+		return "", err
 	}
 	tmp, err := os.MkdirTemp("", "msbench-kubeload-images-")
 	if err != nil {
-		return "", err.Error()
+		return "", err
 	}
 	defer os.RemoveAll(tmp)
 	store := &image.Store{Dir: filepath.Join(source, ".cache", "images")}
 	gen, err := studyimage.Generator(ctx, store, source)
 	if err != nil {
-		return "", err.Error()
+		return "", err
 	}
 	genArchive, err := gen.WriteArchive(tmp)
 	if err != nil {
-		return "", err.Error()
+		return "", err
 	}
 	serverArchive := filepath.Join(tmp, "server.tar")
-	if err := cluster.StaticImage(ctx, source, shared.c.StateDir(), "./internal/kubeload/testdata/server", "server", serverImage, serverArchive, testLog{t}); err != nil {
-		return "", err.Error()
+	if err := cluster.StaticImage(ctx, source, c.StateDir(), "./internal/kubeload/testdata/server", "server", serverImage, serverArchive, testLog{t}); err != nil {
+		return "", err
 	}
 	for _, a := range []string{genArchive, serverArchive} {
-		if err := shared.c.ImportImage(ctx, a); err != nil {
-			return "", err.Error()
+		if err := c.ImportImage(ctx, a); err != nil {
+			return "", err
 		}
 	}
-	shared.generator = gen.Ref
-	return "", ""
+	return gen.Ref, nil
 }
 
 // namespace is a namespace of the test's own, deleted at its end.
 func namespace(t *testing.T, ctx context.Context) *kube.Namespace {
 	t.Helper()
-	n, err := kube.CreateNamespace(ctx, kube.Target{Kubeconfig: shared.c.Kubeconfig()}, "kubeload-test", "")
+	n, err := kube.CreateNamespace(ctx, kube.Target{Kubeconfig: shared.Get(t).Kubeconfig()}, "kubeload-test", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +202,7 @@ func TestPoolRunsMergedLoads(t *testing.T) {
 	n := namespace(t, ctx)
 	ip, nets := server(t, ctx, n)
 	began := time.Now()
-	pool, err := Start(ctx, Config{Namespace: n, Image: shared.generator, Generators: 2, CPUs: 0.5, Networks: nets})
+	pool, err := Start(ctx, Config{Namespace: n, Image: images.generator, Generators: 2, CPUs: 0.5, Networks: nets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +423,7 @@ func longRun(t *testing.T, ctx context.Context, n int) (*Pool, running) {
 	t.Helper()
 	ns := namespace(t, ctx)
 	ip, nets := server(t, ctx, ns)
-	pool, err := Start(ctx, Config{Namespace: ns, Image: shared.generator, Generators: n, Networks: nets})
+	pool, err := Start(ctx, Config{Namespace: ns, Image: images.generator, Generators: n, Networks: nets})
 	if err != nil {
 		t.Fatal(err)
 	}
