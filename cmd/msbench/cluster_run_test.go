@@ -24,8 +24,8 @@ import (
 var kubeCluster = clustertest.Shared{Netns: "msbench-kube-cmd"}
 
 // clusterStudy is faas-gateway cut to what a test needs: one framework,
-// one policy, no delay, /math only, and enough of it that a signal finds
-// the run measuring.
+// one policy, no delay, no A/A twin, /math only, and enough of it that a
+// signal finds the run measuring.
 func clusterStudy(t *testing.T) (file, root string) {
 	t.Helper()
 	root, err := checkout.Root("")
@@ -39,6 +39,7 @@ func clusterStudy(t *testing.T) (file, root string) {
 	profile := `profiles:
   clustertest:
     repetitions: 1
+    aa: none
     variants: {framework: [nethttp], policy: [pooled], delay: [0ms]}
     steps:
       math: {requests: 100000, warmup: {requests: 10}}
@@ -79,7 +80,7 @@ func TestRunOnClusterLeavesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
-			out.waitFor(t, "math round 1/5", 15*time.Minute)
+			out.waitFor(t, "math [1/1]", 15*time.Minute)
 			ns := regexp.MustCompile(`namespace (msbench-\S+)`).FindStringSubmatch(out.String())
 			if ns == nil {
 				t.Fatalf("no namespace in the run's output:\n%s", out)

@@ -32,8 +32,11 @@ const MaxLate = time.Second
 func Generate(ctx context.Context, spec Spec, out results.StepDir, progress func(load.Snapshot)) (metrics.Summary, error) {
 	now := time.Now()
 	switch {
+	case spec.Start.IsZero() && spec.Share.Of > 1:
+		return metrics.Summary{}, errors.New("the generator spec gives no start instant, which the shares of several generators must agree on")
 	case spec.Start.IsZero():
-		return metrics.Summary{}, errors.New("the generator spec gives no start instant")
+		// A load sent whole has nothing to agree on: it starts now.
+		spec.Start = now
 	case spec.Start.Sub(now) > MaxWait:
 		return metrics.Summary{}, fmt.Errorf("the start %s is %v away, more than the %v a generator waits", spec.Start.Format(time.RFC3339Nano), spec.Start.Sub(now).Round(time.Second), MaxWait)
 	case now.Sub(spec.Start) > MaxLate:

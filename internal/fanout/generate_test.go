@@ -161,7 +161,7 @@ func TestGenerateRefuses(t *testing.T) {
 		edit func(*Spec)
 		want string
 	}{
-		{"no start", func(s *Spec) { s.Start = time.Time{} }, "no start"},
+		{"no start for one of several", func(s *Spec) { s.Start, s.Share = time.Time{}, Share{0, 2} }, "no start instant"},
 		{"a start too far ahead", func(s *Spec) { s.Start = time.Now().Add(time.Hour) }, "more than the 10m0s"},
 		{"a start long past", func(s *Spec) { s.Start = time.Now().Add(-time.Minute) }, "after the agreed start"},
 		{"a target outside", func(s *Spec) { s.Load.Targets[0].URL = "http://192.0.2.1/" }, "neither on this machine"},
@@ -180,6 +180,24 @@ func TestGenerateRefuses(t *testing.T) {
 				t.Error("a refused generator wrote a summary")
 			}
 		})
+	}
+}
+
+// A load sent whole by one generator needs no agreed start: it begins when
+// its spec arrives.
+func TestGenerateAloneStartsAtOnce(t *testing.T) {
+	srv := server(t)
+	specs, err := Specs(loadspec.Spec{Users: 2, Iterations: 3, Targets: []load.Target{{URL: srv.URL}}}, 1, time.Time{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := results.StepDir(t.TempDir())
+	s, err := Generate(context.Background(), specs[0], dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 6 {
+		t.Errorf("%d requests, want 6", s.Requests)
 	}
 }
 

@@ -296,9 +296,13 @@ func (p *Pool) Run(ctx context.Context, spec loadspec.Spec, work string, progres
 	if err != nil {
 		return nil, fmt.Errorf("generator spec: %w", err)
 	}
-	start := time.Now().Add(p.lead(len(size))).Round(0)
-	for k := range specs {
-		specs[k].Start = start
+	if n > 1 {
+		// One generator starts when its spec arrives: no lead to wait,
+		// which every slice of an interleaved step would pay.
+		start := time.Now().Add(p.lead(len(size))).Round(0)
+		for k := range specs {
+			specs[k].Start = start
+		}
 	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("generator outputs: %w", err)
