@@ -43,9 +43,12 @@ vet:
 	$(GO) vet ./...
 	@for m in $(SERVICE_MODULES); do echo "go vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
-# The cluster test's first build of Kubernetes takes minutes.
+# The cluster test's first build of Kubernetes takes minutes. internal/cluster's
+# own tests bring up and take down clusters of their own; the other packages whose
+# tests run pods share one (scripts/with-test-cluster).
 unit:
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m ./internal/cluster/
+	scripts/with-test-cluster $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/internal/cluster$$')
 	@for m in $(SERVICE_MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 # Load-engine benchmarks: allocations per request, and msbench against wrk
