@@ -10,12 +10,16 @@
 //	store := &image.Store{Dir: filepath.Join(root, ".cache", "images")}
 //	b, err := deppod.Build(ctx, store, root, deps.Postgres)
 //	archive, err := b.WriteArchive(dir) // ctr -n k8s.io images import archive
-//	// a pod of image b.Ref (imagePullPolicy Never), args from Args, the
-//	// Secret's key as the environment variable PasswordEnv (secretKeyRef),
-//	// the pod's IP as POD_IP (fieldRef status.podIP), and an emptyDir at
-//	// DataDir; its log's first line that parses as an Event of kind
-//	// "ready" carries the values, the password in them as
-//	// PasswordPlaceholder (Event.Resolve puts it back).
+//	p, err := deppod.Deploy(ctx, ns, "db", deps.Postgres, b.Ref, limits)
+//	// p.Values(): dep.db.KEY; p.Restart, p.Kill and p.Start: faults
+//	defer p.Stop(ctx)
+//
+// Deploy's pod is of image b.Ref (imagePullPolicy Never), args from Args,
+// the Secret's key as the environment variable PasswordEnv (secretKeyRef),
+// the pod's IP as POD_IP (fieldRef status.podIP), and an emptyDir at
+// VolumeDir; its log's first line that parses as an Event of kind "ready"
+// carries the values, the password in them as PasswordPlaceholder
+// (Event.Resolve puts it back).
 package deppod
 
 import (

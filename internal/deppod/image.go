@@ -16,10 +16,16 @@ import (
 // Binary is where a dependency image holds msbench, its entrypoint.
 const Binary = "/usr/local/bin/msbench"
 
+// VolumeDir is where a dependency's pod mounts an emptyDir, so that a
+// restart in place (SIGUSR1) keeps the data and a new pod starts from
+// nothing, as a local run's dependency does.
+const VolumeDir = "/var/lib/msbench-dependency"
+
 // DataDir is the dependency's private directory in its pod, which Args
-// gives: an emptyDir, so that a restart in place (SIGUSR1) keeps the data
-// and a new pod starts from nothing, as a local run's dependency does.
-const DataDir = "/var/lib/msbench-dependency"
+// gives: in the emptyDir, not the mount point itself, which the agent
+// could not remove when it stops (it would exit 1, "device or resource
+// busy").
+const DataDir = VolumeDir + "/data"
 
 // suite is the Debian release of the images: this machine's, whose
 // packages `make deps` installs and the tests of package deps run.

@@ -22,7 +22,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
@@ -154,7 +156,7 @@ func (p *Pod) PodName() string { return p.pod }
 // the agent says the server is ready again, with the agent's measure of
 // the restart.
 func (p *Pod) Restart(ctx context.Context) (time.Duration, error) {
-	if err := p.exec(ctx, "kill -USR1 1"); err != nil {
+	if err := p.exec(ctx, "/bin/sh", "-c", "kill -USR1 1"); err != nil {
 		return 0, fmt.Errorf("restart %s: %w", p, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, restartWait)
@@ -172,7 +174,7 @@ func (p *Pod) Restart(ctx context.Context) (time.Duration, error) {
 // goes with it: Start brings up a new pod, empty, behind the same Service
 // and password.
 func (p *Pod) Kill(ctx context.Context) error {
-	if err := p.deletePod(ctx, 0); err != nil {
+	if _, err := p.deletePod(ctx, 0); err != nil {
 		return fmt.Errorf("kill %s: %w", p, err)
 	}
 	return nil
@@ -187,12 +189,23 @@ func (p *Pod) Start(ctx context.Context) error {
 }
 
 // Stop deletes the running pod, whose agent stops the server and removes
-// its data, and returns once it is gone. Like kube's Namespace.Delete it
-// runs on when ctx is cancelled (a run stopped by Ctrl-C stops its
-// dependencies), within its own bound.
+// its data, and returns once it is gone; an agent that did not stop
+// cleanly (exit status 0) is an error with the end of its log. Like kube's
+// Namespace.Delete it runs on when ctx is cancelled (a run stopped by
+// Ctrl-C stops its dependencies), within its own bound.
 func (p *Pod) Stop(ctx context.Context) error {
-	if err := p.deletePod(context.WithoutCancel(ctx), -1); err != nil {
+	exit, err := p.deletePod(context.WithoutCancel(ctx), -1)
+	if err != nil {
 		return fmt.Errorf("stop %s: %w", p, err)
+	}
+	// A container that never started has a status made up by the
+	// kubelet (ContainerStatusUnknown, 137): Deploy reports why.
+	if exit != nil && exit.ExitCode != 0 && !exit.StartedAt.IsZero() {
+		var tail []string
+		if m := strings.TrimSpace(exit.Message); m != "" {
+			tail = strings.Split(m, "\n")
+		}
+		return fmt.Errorf("stop %s: the agent exited with status %d (%s)%s", p, exit.ExitCode, exit.Reason, p.redactTail(tail))
 	}
 	return nil
 }
@@ -260,7 +273,10 @@ func (p *Pod) spec(name string) *corev1.Pod {
 				Env:             env,
 				Ports:           []corev1.ContainerPort{{Name: string(p.Kind), ContainerPort: int32(p.port)}},
 				Resources:       resources(p.limits),
-				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: DataDir}},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: VolumeDir}},
+				// The end of the log as the termination message of a
+				// failed agent, which Stop reports.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			}},
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
@@ -304,6 +320,11 @@ func (p *Pod) start(ctx context.Context, addr string) error {
 	values, err := serviceValues(ready, addr, p.password)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
+	}
+	// kube-proxy writes the Service's rules for the new pod on its own
+	// schedule, and a study's services, started next, connect at once.
+	if err := p.exec(ctx, "/bin/bash", "-c", routeCheck(values["host"], values["port"])); err != nil {
+		return fmt.Errorf("%s: its service does not reach it: %w", p, err)
 	}
 	p.values = values
 	p.StartupTime = time.Duration(ready.Seconds * float64(time.Second))
@@ -429,51 +450,108 @@ func (p *Pod) state(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	for _, s := range pod.Status.ContainerStatuses {
-		if t := s.State.Terminated; t != nil {
-			return fmt.Sprintf("; its container exited with status %d (%s)", t.ExitCode, t.Reason)
-		}
+	if t := terminated(pod); t != nil {
+		return fmt.Sprintf("; its container exited with status %d (%s)", t.ExitCode, t.Reason)
 	}
 	return ""
 }
 
-// exec runs a shell command in the running pod's container.
-func (p *Pod) exec(ctx context.Context, command string) error {
+// exec runs a command in the running pod's container.
+func (p *Pod) exec(ctx context.Context, command ...string) error {
 	cfg, err := p.ns.Target.Config(0)
 	if err != nil {
 		return err
 	}
 	req := p.ns.Client().CoreV1().RESTClient().Post().Resource("pods").Namespace(p.ns.Name).Name(p.pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: Container, Command: []string{"/bin/sh", "-c", command}, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Container: Container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	ex, err := remotecommand.NewSPDYExecutor(cfg, "POST", req.URL())
 	if err != nil {
 		return fmt.Errorf("exec in pod %s: %w", p.pod, err)
 	}
 	var out strings.Builder
 	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out}); err != nil {
-		return fmt.Errorf("exec %q in pod %s: %w: %s", command, p.pod, err, strings.TrimSpace(out.String()))
+		return fmt.Errorf("exec %q in pod %s: %w: %s", command[len(command)-1], p.pod, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
 
+// routeCheck is a bash script that waits, a minute at most, until a TCP
+// connection to host:port opens: from the dependency's own pod, through
+// its Service (a bridge in hairpin mode brings it back, as CNI plugins
+// do), since msbench cannot reach a ClusterIP of a remote cluster.
+func routeCheck(host, port string) string {
+	return fmt.Sprintf(`for i in $(seq 600); do (exec 3<>"/dev/tcp/%[1]s/%[2]s") 2>/dev/null && exit 0; sleep 0.1; done; echo "no connection to %[1]s:%[2]s in a minute" >&2; exit 1`, host, port)
+}
+
 // deletePod deletes the running pod, with grace seconds (the pod's own
-// when negative), and waits until it is gone.
-func (p *Pod) deletePod(ctx context.Context, grace int64) error {
+// when negative), and waits until it is gone. It returns how its
+// container ended, as the last status the API server had shows it, or nil
+// if it never ran or no status said.
+func (p *Pod) deletePod(ctx context.Context, grace int64) (*corev1.ContainerStateTerminated, error) {
 	if p.pod == "" {
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, goneWait)
 	defer cancel()
 	pods := p.ns.Client().CoreV1().Pods(p.ns.Name)
+	pod, err := pods.Get(ctx, p.pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		p.pod = ""
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", p.pod, err)
+	}
+	// Watched from before the deletion, so that the status the kubelet
+	// writes once the container has exited is seen before the pod goes.
+	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", p.pod).String(), ResourceVersion: pod.ResourceVersion})
+	if err != nil {
+		return nil, fmt.Errorf("watch pod %s: %w", p.pod, err)
+	}
+	defer w.Stop()
 	opts := metav1.DeleteOptions{}
 	if grace >= 0 {
 		opts.GracePeriodSeconds = &grace
 	}
 	if err := pods.Delete(ctx, p.pod, opts); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete pod %s: %w", p.pod, err)
+		return nil, fmt.Errorf("delete pod %s: %w", p.pod, err)
 	}
+	exit := terminated(pod)
 	for {
-		_, err := pods.Get(ctx, p.pod, metav1.GetOptions{})
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				// The API server ended the watch early; the status is
+				// then unknown, the pod's going still awaited.
+				return exit, p.awaitGone(ctx)
+			}
+			if pod, ok := ev.Object.(*corev1.Pod); ok && terminated(pod) != nil {
+				exit = terminated(pod)
+			}
+			if ev.Type == watch.Deleted {
+				p.pod = ""
+				return exit, nil
+			}
+		case <-ctx.Done():
+			return exit, fmt.Errorf("pod %s still there after %v: %w", p.pod, goneWait, ctx.Err())
+		}
+	}
+}
+
+// terminated is how the pod's container ended, or nil.
+func terminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name == Container {
+			return s.State.Terminated
+		}
+	}
+	return nil
+}
+
+// awaitGone polls until the running pod is gone.
+func (p *Pod) awaitGone(ctx context.Context) error {
+	for {
+		_, err := p.ns.Client().CoreV1().Pods(p.ns.Name).Get(ctx, p.pod, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			p.pod = ""
 			return nil

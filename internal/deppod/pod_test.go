@@ -8,14 +8,19 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	amqp "github.com/rabbitmq/amqp091-go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -152,6 +157,27 @@ func TestDeployRefuses(t *testing.T) {
 	}
 }
 
+// The route check a pod runs through its Service passes once a connection
+// opens (here to a listener on loopback) and fails on a refusal after its
+// bound; the failing case runs 600 times 0.1 s, too long here, so only its
+// message is checked.
+func TestRouteCheck(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	host, port, _ := net.SplitHostPort(l.Addr().String())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "/bin/bash", "-c", routeCheck(host, port)).CombinedOutput(); err != nil {
+		t.Errorf("route check to a listener: %v: %s", err, out)
+	}
+	if script := routeCheck("10.96.0.1", "5432"); !strings.Contains(script, "/dev/tcp/10.96.0.1/5432") || !strings.Contains(script, "exit 1") {
+		t.Errorf("route check %q", script)
+	}
+}
+
 // stateEnv names the state directory of a running cluster that the
 // tests use and leave running, as package kube's tests do; without it
 // they bring one up and take it down in TestMain.
@@ -177,6 +203,9 @@ func TestMain(m *testing.M) {
 
 func testCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs the local cluster (one is brought up when none is named)")
+	}
 	shared.once.Do(func() { shared.skip, shared.err = setUp(t) })
 	if shared.skip != "" {
 		t.Skip(shared.skip)
@@ -245,18 +274,124 @@ func podsOf(ctx context.Context, t *testing.T, p *Pod) []string {
 	return names
 }
 
-// PostgreSQL in a pod of the local cluster, used from the cluster's
+// dialFunc dials from where the dependency's clients are.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// keeper writes something durable into a dependency, and says whether it
+// is there.
+type keeper struct {
+	write func(ctx context.Context, values map[string]string, dial dialFunc) error
+	kept  func(ctx context.Context, values map[string]string, dial dialFunc) (bool, error)
+}
+
+var keepers = map[deps.Kind]keeper{
+	deps.Postgres: {
+		write: func(ctx context.Context, v map[string]string, dial dialFunc) error {
+			return pgQuery(ctx, v, dial, func(conn *pgx.Conn) error {
+				_, err := conn.Exec(ctx, "CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)")
+				return err
+			})
+		},
+		kept: func(ctx context.Context, v map[string]string, dial dialFunc) (found bool, err error) {
+			err = pgQuery(ctx, v, dial, func(conn *pgx.Conn) error {
+				var n int
+				err := conn.QueryRow(ctx, "SELECT n FROM kept").Scan(&n)
+				if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+					return nil
+				}
+				if err == nil && n != 42 {
+					err = fmt.Errorf("kept holds %d, not 42", n)
+				}
+				found = err == nil
+				return err
+			})
+			return found, err
+		},
+	},
+	deps.RabbitMQ: {
+		write: func(ctx context.Context, v map[string]string, dial dialFunc) error {
+			return amqpChannel(ctx, v, dial, func(ch *amqp.Channel) error {
+				if _, err := ch.QueueDeclare("kept", true, false, false, false, nil); err != nil {
+					return err
+				}
+				return ch.PublishWithContext(ctx, "", "kept", false, false, amqp.Publishing{DeliveryMode: amqp.Persistent, Body: []byte("42")})
+			})
+		},
+		kept: func(ctx context.Context, v map[string]string, dial dialFunc) (found bool, err error) {
+			err = amqpChannel(ctx, v, dial, func(ch *amqp.Channel) error {
+				_, err := ch.QueueDeclarePassive("kept", true, false, false, false, nil)
+				if amqpErr := (*amqp.Error)(nil); errors.As(err, &amqpErr) && amqpErr.Code == amqp.NotFound {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				// Not acknowledged: the channel's closing puts it back.
+				msg, ok, err := ch.Get("kept", false)
+				if err == nil && (!ok || string(msg.Body) != "42") {
+					err = fmt.Errorf("queue kept holds %q (a message: %v), not 42", msg.Body, ok)
+				}
+				found = err == nil
+				return err
+			})
+			return found, err
+		},
+	},
+}
+
+func pgQuery(ctx context.Context, v map[string]string, dial dialFunc, use func(*pgx.Conn) error) error {
+	cfg, err := pgx.ParseConfig(v["url"])
+	if err != nil {
+		return err
+	}
+	cfg.DialFunc = pgconn.DialFunc(dial)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return use(conn)
+}
+
+func amqpChannel(ctx context.Context, v map[string]string, dial dialFunc, use func(*amqp.Channel) error) error {
+	conn, err := amqp.DialConfig(v["url"], amqp.Config{Dial: func(network, addr string) (net.Conn, error) { return dial(ctx, network, addr) }})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	return use(ch)
+}
+
+// A dependency in a pod of the local cluster, used from the cluster's
 // network through its Service's address with the values Deploy gives:
-// a row written before an in-place restart is there after it; a pod
-// killed and started again is a new, empty one behind the same address
-// and password; Stop leaves no pod.
-func TestPostgresPod(t *testing.T) {
-	c := testCluster(t)
+// what it holds before an in-place restart is there after it (twice); a
+// pod killed and started again is a new, empty one behind the same values;
+// Stop leaves no pod. PostgreSQL's always, RabbitMQ's (the ipc study's
+// broker) with MSBENCH_ALL_DEPENDENCY_IMAGES=1, as TestDependenciesRunInTheirImages.
+func TestDependencyPods(t *testing.T) {
+	all := os.Getenv("MSBENCH_ALL_DEPENDENCY_IMAGES") != ""
+	for _, kind := range []deps.Kind{deps.Postgres, deps.RabbitMQ} {
+		t.Run(string(kind), func(t *testing.T) {
+			if !all && kind != deps.Postgres {
+				t.Skip("one image in make test; MSBENCH_ALL_DEPENDENCY_IMAGES=1 runs RabbitMQ's too")
+			}
+			testDependencyPod(t, kind, keepers[kind])
+		})
+	}
+}
+
+func testDependencyPod(t *testing.T, kind deps.Kind, use keeper) {
 	store := imagetest.Store(t)
+	c := testCluster(t)
 	root := filepath.Dir(filepath.Dir(store.Dir))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	b, err := Build(ctx, store, root, deps.Postgres)
+	b, err := Build(ctx, store, root, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +404,7 @@ func TestPostgresPod(t *testing.T) {
 	}
 	ns := testNamespace(ctx, t, c)
 	began := time.Now()
-	p, err := Deploy(ctx, ns, "db", deps.Postgres, b.Ref, study.Limits{CPUs: 0.5, MemoryBytes: 512 << 20})
+	p, err := Deploy(ctx, ns, "dep", kind, b.Ref, study.Limits{CPUs: 0.5, MemoryBytes: 512 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +427,8 @@ func TestPostgresPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := svc.Spec.ClusterIP + ":5432"; values["addr"] != want || !strings.Contains(values["url"], "@"+want+"/") {
+	want := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(ports[kind]))
+	if values["addr"] != want || !strings.Contains(values["url"], "@"+want+"/") {
 		t.Errorf("addr %q, url's host not the Service's %s", values["addr"], want)
 	}
 	if values["password"] == "" || !strings.Contains(values["url"], values["password"]) || strings.Contains(values["url"], PasswordPlaceholder) {
@@ -302,46 +438,22 @@ func TestPostgresPod(t *testing.T) {
 		t.Errorf("the pod printed shows the password: %s", s)
 	}
 
-	query := func(sql string, args ...any) (n int, err error) {
-		cfg, err := pgx.ParseConfig(values["url"])
-		if err != nil {
-			return 0, err
-		}
-		cfg.DialFunc = c.DialContext
-		qctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		conn, err := pgx.ConnectConfig(qctx, cfg)
-		if err != nil {
-			return 0, err
-		}
-		defer conn.Close(context.WithoutCancel(qctx))
-		if strings.HasPrefix(sql, "SELECT") {
-			err = conn.QueryRow(qctx, sql, args...).Scan(&n)
-		} else {
-			_, err = conn.Exec(qctx, sql, args...)
-		}
-		return n, err
-	}
-	if _, err := query("CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)"); err != nil {
+	if err := use.write(ctx, values, c.DialContext); err != nil {
 		t.Fatal(err)
-	}
-	took, err := p.Restart(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("restarted in place in %v", took.Round(time.Millisecond))
-	if took <= 0 {
-		t.Errorf("restart took %v", took)
-	}
-	if n, err := query("SELECT n FROM kept"); err != nil || n != 42 {
-		t.Errorf("after the restart: %d, %v; want the row 42", n, err)
 	}
 	// A second restart waits for its own line, not the first one's.
-	if _, err := p.Restart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := query("SELECT n FROM kept"); err != nil || n != 42 {
-		t.Errorf("after the second restart: %d, %v; want the row 42", n, err)
+	for i := range 2 {
+		took, err := p.Restart(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("restarted in place in %v", took.Round(time.Millisecond))
+		if took <= 0 {
+			t.Errorf("restart took %v", took)
+		}
+		if kept, err := use.kept(ctx, values, c.DialContext); err != nil || !kept {
+			t.Errorf("after restart %d: kept %v, %v", i+1, kept, err)
+		}
 	}
 
 	first := p.PodName()
@@ -360,8 +472,8 @@ func TestPostgresPod(t *testing.T) {
 	if !maps.Equal(p.Values(), values) {
 		t.Error("the values changed across Kill and Start")
 	}
-	if _, err := query("SELECT n FROM kept"); err == nil || !strings.Contains(err.Error(), "kept") {
-		t.Errorf("the new pod has the old one's table, or cannot be queried: %v", err)
+	if kept, err := use.kept(ctx, values, c.DialContext); err != nil || kept {
+		t.Errorf("the new pod: kept %v, %v; want it empty and usable", kept, err)
 	}
 
 	stopped = true
@@ -382,8 +494,8 @@ func TestDeployMissingImage(t *testing.T) {
 	ns := testNamespace(ctx, t, c)
 	began := time.Now()
 	_, err := Deploy(ctx, ns, "db", deps.Redis, "msbench.local/msbench-no-such-image:0", study.Limits{})
-	if err == nil || !strings.Contains(err.Error(), "ErrImageNeverPull") {
-		t.Fatalf("Deploy of a missing image: %v; want ErrImageNeverPull", err)
+	if err == nil || !strings.Contains(err.Error(), "ErrImageNeverPull") || strings.Contains(err.Error(), "exited") {
+		t.Fatalf("Deploy of a missing image: %v; want ErrImageNeverPull alone (its container never ran)", err)
 	}
 	t.Logf("failed in %v: %v", time.Since(began).Round(time.Millisecond), err)
 	list, err := ns.Client().CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
