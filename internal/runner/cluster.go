@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/msbench/msbench/internal/cluster"
 	"github.com/msbench/msbench/internal/deppod"
 	"github.com/msbench/msbench/internal/deps"
@@ -81,9 +84,38 @@ type clusterLab struct {
 	cpus map[string]float64
 }
 
-// clusterNetworks are the local cluster's pod and Service ranges, where a
-// generator may send.
-var clusterNetworks = []netip.Prefix{netip.MustParsePrefix("10.250.0.0/16"), netip.MustParsePrefix("10.252.0.0/24")}
+// clusterNetworks are where a generator may send: the nodes' pod ranges,
+// and the Services' range, which the API does not give: taken as the /16
+// around the API server's own Service (kubernetes.default), which holds
+// the defaults of kubeadm (10.96.0.0/12), EKS, AKS and the local cluster.
+func clusterNetworks(ctx context.Context, cs kubernetes.Interface) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cluster networks: %w", err)
+	}
+	for _, n := range nodes.Items {
+		for _, cidr := range n.Spec.PodCIDRs {
+			if p, err := netip.ParsePrefix(cidr); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	api, err := cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cluster networks: the API server's Service: %w", err)
+	}
+	ip, err := netip.ParseAddr(api.Spec.ClusterIP)
+	if err != nil {
+		return nil, fmt.Errorf("cluster networks: the API server's Service address %q: %w", api.Spec.ClusterIP, err)
+	}
+	bits := 16
+	if ip.Is6() {
+		bits = 112
+	}
+	services, _ := ip.Prefix(bits)
+	return append(out, services), nil
+}
 
 // refuseOnCluster names what a study asks that a cluster cannot do, before
 // anything starts: a pause (no freezer through the API), idle deployments
@@ -133,8 +165,12 @@ func (r *runner) openCluster(ctx context.Context) error {
 	if err := c.buildImages(ctx, r); err != nil {
 		return err
 	}
+	networks, err := clusterNetworks(ctx, cs)
+	if err != nil {
+		return err
+	}
 	genCPUs := c.grant(r, max(1, o.Generators))
-	if c.pool, err = kubeload.Start(ctx, kubeload.Config{Namespace: c.ns, Image: c.generator, Generators: max(1, o.Generators), CPUs: genCPUs, Networks: clusterNetworks}); err != nil {
+	if c.pool, err = kubeload.Start(ctx, kubeload.Config{Namespace: c.ns, Image: c.generator, Generators: max(1, o.Generators), CPUs: genCPUs, Networks: networks}); err != nil {
 		return err
 	}
 	r.logf("cluster: %d generator pod(s) ready", len(c.pool.Pods()))
