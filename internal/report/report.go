@@ -475,7 +475,6 @@ func clusterTable(c *results.Cluster) analysis.Table {
 			{"Kubernetes", strings.TrimSpace(c.ServerVersion + " " + c.Platform)},
 			{"namespace", c.Namespace},
 			{"generator pods", strconv.Itoa(c.Generators)},
-			{"resource accounting", c.Accounting},
 		},
 	}
 	for _, n := range c.Nodes {

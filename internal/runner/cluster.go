@@ -82,6 +82,9 @@ type clusterLab struct {
 	// cpus are placement's cores per service as CPU requests and limits,
 	// nil where the nodes cannot grant them all (limits only then).
 	cpus map[string]float64
+	// refused says why the placement's cores were not asked for: the
+	// nodes cannot grant them all; "" when they were, or none was placed.
+	refused string
 }
 
 // clusterNetworks are where a generator may send: the nodes' pod ranges,
@@ -214,7 +217,8 @@ func (c *clusterLab) grant(r *runner, generators int) float64 {
 		return 0
 	}
 	if want > have {
-		r.logf("warning: cluster: the placement asks %g CPUs for the generators and services, the nodes can grant %g: no CPU is reserved or limited (the report's placement is this machine's plan, not the cluster's)", want, have)
+		c.refused = fmt.Sprintf("the placement's %g CPUs for the generators and services are more than the nodes' %g allocatable: none reserved", want, have)
+		r.logf("warning: cluster: %s or limited", c.refused)
 		return 0
 	}
 	c.cpus = cpus
@@ -637,9 +641,11 @@ func (l *clusterLab) granted(service string, ins []kubedeploy.Instance) {
 	if _, ok := l.prov.Granted[service]; ok {
 		return
 	}
-	asked := "no CPU asked"
+	asked := "no CPU placed"
 	if n, ok := l.cpus[service]; ok {
 		asked = fmt.Sprintf("%g CPU requested and limited", n)
+	} else if l.refused != "" {
+		asked = l.refused
 	}
 	l.prov.Granted[service] = fmt.Sprintf("QoS %s (%s)", orNone(ins[0].QoS), asked)
 }

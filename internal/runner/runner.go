@@ -118,7 +118,11 @@ func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
 	if uerr := unplace(); uerr != nil {
 		r.logf("warning: %v", uerr)
 	}
-	r.prov.Placement = r.place.provenance()
+	if r.cluster == nil {
+		// On a cluster the placement becomes CPU requests, which the
+		// provenance's cluster says were granted or not.
+		r.prov.Placement = r.place.provenance()
+	}
 	r.prov.EndedAt = time.Now()
 	r.prov.Interrupted = errors.Is(err, ErrInterrupted)
 	if perr := r.run.WriteProvenance(r.prov); perr != nil {
