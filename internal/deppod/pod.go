@@ -470,7 +470,7 @@ func (p *Pod) exec(ctx context.Context, command ...string) error {
 	}
 	var out strings.Builder
 	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out}); err != nil {
-		return fmt.Errorf("exec %q in pod %s: %w: %s", command[len(command)-1], p.pod, err, strings.TrimSpace(out.String()))
+		return fmt.Errorf("exec in pod %s: %w: %s", p.pod, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package deppod
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	amqp "github.com/rabbitmq/amqp091-go"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/msbench/msbench/internal/cluster"
 	"github.com/msbench/msbench/internal/deps"
@@ -245,10 +249,12 @@ func setUp(t *testing.T) (skip, fail string) {
 	return "", ""
 }
 
-// testNamespace is a namespace of the test's own, deleted at its end.
+// testNamespace is a namespace of the test's own, deleted at its end,
+// created and used with kube.RequiredRules alone: Deploy and its faults
+// need no other right.
 func testNamespace(ctx context.Context, t *testing.T, c *cluster.Cluster) *kube.Namespace {
 	t.Helper()
-	ns, err := kube.CreateNamespace(ctx, kube.Target{Kubeconfig: c.Kubeconfig()}, "deppod-test", "")
+	ns, err := kube.CreateNamespace(ctx, restricted(ctx, t, c), "deppod-test", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,6 +264,58 @@ func testNamespace(ctx context.Context, t *testing.T, c *cluster.Cluster) *kube.
 		}
 	})
 	return ns
+}
+
+// restricted is the cluster's admin kubeconfig impersonating a service
+// account that a ClusterRoleBinding gives kube.ClusterRole alone; the
+// three are removed at the test's end.
+func restricted(ctx context.Context, t *testing.T, c *cluster.Cluster) kube.Target {
+	t.Helper()
+	admin, err := kube.Target{Kubeconfig: c.Kubeconfig()}.Client(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "msbench-deppod-test-" + strings.ToLower(rand.Text()[:6])
+	const home = "default"
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: home}},
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, err := range []error{
+			admin.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}),
+			admin.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}),
+			admin.CoreV1().ServiceAccounts(home).Delete(ctx, name, metav1.DeleteOptions{}),
+		} {
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+		}
+	})
+	if _, err := admin.CoreV1().ServiceAccounts(home).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, kube.ClusterRole(name), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range cfg.AuthInfos {
+		user.Impersonate = "system:serviceaccount:" + home + ":" + name
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return kube.Target{Kubeconfig: path}
 }
 
 // podsOf are the names of the dependency's pods in the namespace.
