@@ -64,7 +64,8 @@ const (
 // Pod is a dependency of a run in a pod of the run's namespace, behind a
 // ClusterIP Service whose address its values carry, with the password of a
 // Secret of its own. The Service and the Secret go with the namespace:
-// msbench's rights (kube.RequiredRules) delete pods only.
+// msbench's rights (kube.RequiredRules) delete pods only. A Pod is used by
+// one goroutine at a time.
 type Pod struct {
 	Name string // the study's name of the dependency
 	Kind deps.Kind
@@ -87,10 +88,11 @@ type Pod struct {
 // Deploy runs the dependency name of kind, from image (Build's Ref,
 // imported into the cluster), in the namespace: a Secret holding a fresh
 // password, a ClusterIP Service on kind's usual port, and a pod running
-// the agent on the pod's IP with its data in an emptyDir, capped at
-// limits, which cap it and reserve nothing, as a local run's limits do
-// (and as package kubedeploy's services without placement). It returns once the agent says the dependency is ready, and on
-// error deletes the pod it created.
+// the agent on the pod's IP with its data in an emptyDir. The limits cap
+// the pod and reserve nothing, as a local run's limits do (and as package
+// kubedeploy's for services without placement). It returns once the agent
+// says the dependency is ready and its Service reaches it, and on error
+// deletes the pod it created.
 //
 //	p, err := deppod.Deploy(ctx, ns, "db", deps.Postgres, built.Ref, dep.Limits)
 //	defer p.Stop(ctx)
@@ -112,8 +114,8 @@ func Deploy(ctx context.Context, ns *kube.Namespace, name string, kind deps.Kind
 	// A fresh name per Deploy: the Service and Secret of an earlier one
 	// stay in the namespace until it goes.
 	base := "dep-" + name + "-" + hex.EncodeToString(tail)
-	// Pods are named base-N, which must be a DNS label too.
-	if errs := validation.IsDNS1035Label(base + "-99"); len(errs) > 0 {
+	// Pods are named base-N, which must be a DNS label too (N below 10,000).
+	if errs := validation.IsDNS1035Label(base + "-9999"); len(errs) > 0 {
 		return nil, fmt.Errorf("dependency %q: its name must make a Kubernetes name: %s", name, strings.Join(errs, "; "))
 	}
 	p := &Pod{Name: name, Kind: kind, ns: ns, base: base, image: image, limits: limits, port: port}
@@ -131,7 +133,7 @@ func Deploy(ctx context.Context, ns *kube.Namespace, name string, kind deps.Kind
 		return nil, fmt.Errorf("%s: create its service: %w", p, err)
 	}
 	if err := p.start(ctx, net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(port))); err != nil {
-		return nil, errors.Join(err, p.Stop(ctx))
+		return nil, err
 	}
 	return p, nil
 }
@@ -159,13 +161,15 @@ func (p *Pod) Restart(ctx context.Context) (time.Duration, error) {
 	if err := p.exec(ctx, "/bin/sh", "-c", "kill -USR1 1"); err != nil {
 		return 0, fmt.Errorf("restart %s: %w", p, err)
 	}
+	// Counted once sent: a restart whose line came too late for this
+	// call must not pass for the next one's.
+	p.restarts++
 	ctx, cancel := context.WithTimeout(ctx, restartWait)
 	defer cancel()
-	e, err := p.await(ctx, "restarted", p.restarts+1)
+	e, err := p.await(ctx, "restarted", p.restarts)
 	if err != nil {
 		return 0, fmt.Errorf("restart %s: %w", p, err)
 	}
-	p.restarts++
 	return time.Duration(e.Seconds * float64(time.Second)), nil
 }
 
@@ -303,8 +307,18 @@ func resources(l study.Limits) corev1.ResourceRequirements {
 
 // start creates the next pod and waits for the agent's ready line; the
 // values are that line's with addr, the Service's address, in place of
-// the pod's.
+// the pod's. A pod that does not get there is deleted.
 func (p *Pod) start(ctx context.Context, addr string) error {
+	err := p.startPod(ctx, addr)
+	if err != nil && p.pod != "" {
+		// Nothing of it is worth a grace period.
+		_, derr := p.deletePod(context.WithoutCancel(ctx), 0)
+		err = errors.Join(err, derr)
+	}
+	return err
+}
+
+func (p *Pod) startPod(ctx context.Context, addr string) error {
 	p.pods++
 	name := p.base + "-" + strconv.Itoa(p.pods)
 	if _, err := p.ns.Client().CoreV1().Pods(p.ns.Name).Create(ctx, p.spec(name), metav1.CreateOptions{}); err != nil {
@@ -411,9 +425,10 @@ func (p *Pod) redactTail(tail []string) string {
 }
 
 // waiting are the reasons a container waits for something that will not
-// come by itself.
-var waiting = []string{"ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
-	"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+// come by itself. Not CreateContainerConfigError: the kubelet reports it
+// while its cache has not yet seen the pod's new Secret ("failed to sync
+// secret cache"), and retries.
+var waiting = []string{"ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "RunContainerError"}
 
 // awaitContainer waits until the pod's container runs or has ended, whose
 // log can then be read, and fails if it cannot start.
@@ -423,12 +438,15 @@ func (p *Pod) awaitContainer(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("pod %s: %w", p.pod, err)
 		}
+		why := string(pod.Status.Phase)
 		for _, s := range pod.Status.ContainerStatuses {
 			switch {
 			case s.State.Running != nil || s.State.Terminated != nil:
 				return nil
 			case s.State.Waiting != nil && slices.Contains(waiting, s.State.Waiting.Reason):
 				return fmt.Errorf("pod %s cannot start: %s: %s", p.pod, s.State.Waiting.Reason, s.State.Waiting.Message)
+			case s.State.Waiting != nil:
+				why = s.State.Waiting.Reason + ": " + s.State.Waiting.Message
 			}
 		}
 		if pod.Status.Phase == corev1.PodFailed {
@@ -436,7 +454,7 @@ func (p *Pod) awaitContainer(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("pod %s not started (%s, %s): %w", p.pod, pod.Status.Phase, pod.Status.Reason, ctx.Err())
+			return fmt.Errorf("pod %s not started (%s): %w", p.pod, why, ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
