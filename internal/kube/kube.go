@@ -47,6 +47,11 @@ func (t Target) Config(timeout time.Duration) (*rest.Config, error) {
 	}
 	cfg.Timeout = timeout
 	cfg.UserAgent = "msbench"
+	// client-go's default of 5 requests a second (bursts of 10) throttles
+	// a repetition's deployments stopping at once, dozens of pods each
+	// watched until gone; the API server's priority and fairness still
+	// guards the cluster.
+	cfg.QPS, cfg.Burst = 50, 100
 	return cfg, nil
 }
 
