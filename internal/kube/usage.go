@@ -159,6 +159,45 @@ func (s *Sampler) ResetPeak(pod, container string) {
 	}
 }
 
+// Container names one container of a pod, for Await.
+type Container struct{ Pod, Name string }
+
+// Await samples until the kubelets' stats of every container given are
+// from t or later, or until bound: a usage read at once after a load
+// would miss what it used since the kubelet's last refresh (about a
+// second on the local cluster), most of a short step's CPU. A container
+// not sampled yet is not waited for.
+func (s *Sampler) Await(ctx context.Context, t time.Time, bound time.Duration, containers ...Container) error {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var last error // a busy API server may fail a sample: the next may do
+	for {
+		if s.fresh(t, containers) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("usage sampler: the kubelet's stats not refreshed past %s within %v (last error: %v)", t.Format(time.RFC3339Nano), bound, last)
+		case <-time.After(awaitGap):
+		}
+		last = s.sample(ctx)
+	}
+}
+
+// awaitGap is how often Await asks the kubelets again.
+const awaitGap = 200 * time.Millisecond
+
+func (s *Sampler) fresh(t time.Time, containers []Container) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range containers {
+		if tr, ok := s.containers[containerKey{c.Pod, c.Name}]; ok && tr.to.Before(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // NodeUsage is every node's CPU over the window.
 func (s *Sampler) NodeUsage() []NodeUsage {
 	s.mu.Lock()

@@ -94,3 +94,29 @@ func TestSamplerOverAFakeKubelet(t *testing.T) {
 		t.Errorf("nodes %+v", nodes)
 	}
 }
+
+// Await samples until the container's stats pass the time asked (the fake
+// kubelet's clock moves 10 s a call), and gives up after its bound.
+func TestSamplerAwaitsFreshStats(t *testing.T) {
+	cs, served := fakeKubelet(t)
+	s := NewSampler(cs, "run", time.Hour) // only Start's sample and Await's
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	web := Container{Pod: "web", Name: "app"}
+	if err := s.Await(ctx, t0.Add(25*time.Second), time.Minute, web); err != nil {
+		t.Fatal(err)
+	}
+	// Calls 0, 1, 2 (t0+20s), 3 fails, 4 (t0+40s).
+	if u, _ := s.Usage("web", "app"); !u.To.After(t0.Add(25*time.Second)) || served() != 5 {
+		t.Errorf("stats to %s after %d calls, want past t0+25s after 5", u.To, served())
+	}
+	if err := s.Await(ctx, t0.Add(time.Hour), 300*time.Millisecond, web); err == nil || !strings.Contains(err.Error(), "not refreshed") {
+		t.Errorf("stats that never pass the time: %v", err)
+	}
+	if err := s.Await(ctx, t0.Add(time.Hour), time.Second, Container{Pod: "gone", Name: "app"}); err != nil {
+		t.Errorf("a container never sampled: %v", err)
+	}
+}

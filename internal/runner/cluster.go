@@ -650,6 +650,26 @@ func (l *clusterLab) granted(service string, ins []kubedeploy.Instance) {
 	l.prov.Granted[service] = fmt.Sprintf("QoS %s (%s)", orNone(ins[0].QoS), asked)
 }
 
+// statsWait bounds the wait for the kubelets' stats to pass a load's end.
+const statsWait = 30 * time.Second
+
+// fresh returns once the kubelets' stats of the deployment's containers
+// are from t or later, so that a usage read then counts all a load used.
+func (cd *clusterDeployment) fresh(ctx context.Context, t time.Time) error {
+	var cs []kube.Container
+	for _, svc := range cd.study.Services {
+		for _, in := range cd.services.Instances(svc.Name) {
+			if in.Pod != "" {
+				cs = append(cs, kube.Container{Pod: in.Pod, Name: in.Container})
+			}
+		}
+	}
+	for _, d := range cd.deps {
+		cs = append(cs, kube.Container{Pod: d.pod.PodName(), Name: deppod.Container})
+	}
+	return cd.lab.sampler.Await(ctx, t, statsWait, cs...)
+}
+
 // kubeScope is a deployment's scope as a Kubernetes name's prefix.
 func kubeScope(scope string) string { return strings.ToLower(scope) }
 

@@ -146,6 +146,14 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	if runErr != nil {
 		return runErr
 	}
+	if m.dep.pods != nil {
+		// The kubelet's stats lag the load by up to its refresh; a
+		// cluster whose clock is ahead of msbench's, or stalls, gives the
+		// usage read now, and the log says so.
+		if err := m.dep.pods.fresh(ctx, summary.EndedAt); err != nil {
+			fmt.Fprintf(m.log, "%s: warning: %v\n", m.label, err)
+		}
+	}
 	after, idleAfter, err := m.snapshot(others)
 	if err != nil {
 		return err
