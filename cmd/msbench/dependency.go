@@ -33,7 +33,7 @@ directory (a pod's deletion); the exit status is then 0.
 
 A pod runs it so, the variable set from a Secret and POD_IP from status.podIP:
 
-  MSBENCH_DEPENDENCY_PASSWORD=... msbench dependency postgres --listen "$POD_IP:5432" --dir /var/lib/msbench-dependency
+  MSBENCH_DEPENDENCY_PASSWORD=... msbench dependency postgres --listen "$POD_IP:5432" --dir /var/lib/msbench-dependency/data
 
 Exit status: 0 stopped, 1 failure, 2 bad usage or password, 130 interrupted before ready.`,
 		Args: func(_ *cobra.Command, args []string) error {

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/msbench/msbench/internal/cluster"
+	"github.com/msbench/msbench/internal/cluster/clustertest"
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/image/imagetest"
 	"github.com/msbench/msbench/internal/kube"
@@ -182,25 +182,14 @@ func TestRouteCheck(t *testing.T) {
 	}
 }
 
-// stateEnv names the state directory of a running cluster that the
-// tests use and leave running, as package kube's tests do; without it
-// they bring one up and take it down in TestMain.
-const stateEnv = "MSBENCH_KUBE_TEST_STATE"
-
-var shared struct {
-	once      sync.Once
-	c         *cluster.Cluster
-	started   bool
-	skip, err string
-}
+// The cluster tests run on clustertest's cluster.
+var shared = clustertest.Shared{Netns: "msbench-deppod"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.started {
-		if err := shared.c.Down(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "cluster down:", err)
-			code = 1
-		}
+	if err := shared.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster down:", err)
+		code = 1
 	}
 	os.Exit(code)
 }
@@ -210,43 +199,7 @@ func testCluster(t *testing.T) *cluster.Cluster {
 	if testing.Short() {
 		t.Skip("-short: needs the local cluster (one is brought up when none is named)")
 	}
-	shared.once.Do(func() { shared.skip, shared.err = setUp(t) })
-	if shared.skip != "" {
-		t.Skip(shared.skip)
-	}
-	if shared.err != "" {
-		t.Fatal(shared.err)
-	}
-	return shared.c
-}
-
-func setUp(t *testing.T) (skip, fail string) {
-	if os.Geteuid() != 0 {
-		return "the local cluster needs root; skipped", ""
-	}
-	var err error
-	if dir := os.Getenv(stateEnv); dir != "" {
-		if shared.c, err = cluster.Open(dir); err != nil {
-			return "", err.Error()
-		}
-		return "", ""
-	}
-	if missing := cluster.MissingPackages(); len(missing) > 0 {
-		return fmt.Sprintf("the local cluster needs Debian packages %v (make deps)", missing), ""
-	}
-	dir, err := os.MkdirTemp("", "msbench-deppod-test-")
-	if err != nil {
-		return "", err.Error()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	// One cluster runs on a machine at a time: other packages' tests, run
-	// beside these by go test ./..., may hold it.
-	if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: "msbench-deppod", WaitForMachine: 15 * time.Minute}); err != nil {
-		return "", "cluster up: " + err.Error()
-	}
-	shared.started = true
-	return "", ""
+	return shared.Get(t)
 }
 
 // testNamespace is a namespace of the test's own, deleted at its end,
