@@ -31,6 +31,7 @@ import (
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/studyimage"
 )
 
 // Container is the name of the dependency's container in its pod, for
@@ -272,7 +273,7 @@ func (p *Pod) spec(name string) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name:            Container,
 				Image:           p.image,
-				ImagePullPolicy: corev1.PullNever,
+				ImagePullPolicy: studyimage.PullPolicy(p.image),
 				Args:            Args(p.port),
 				Env:             env,
 				Ports:           []corev1.ContainerPort{{Name: string(p.Kind), ContainerPort: int32(p.port)}},

@@ -19,6 +19,8 @@ import (
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/study"
+
+	"github.com/msbench/msbench/internal/studyimage"
 )
 
 // Labels of what a deployment creates: its instance's Service selects its
@@ -146,7 +148,7 @@ func podSpec(in instanceSpec) (corev1.PodSpec, error) {
 		Containers: []corev1.Container{{
 			Name:            containerName(svc.Name),
 			Image:           in.image,
-			ImagePullPolicy: corev1.PullIfNotPresent,
+			ImagePullPolicy: studyimage.PullPolicy(in.image),
 			// As the local backend starts it: exec makes the service the
 			// container's first process, which SIGTERM reaches.
 			Command:      []string{"/bin/sh", "-c", "exec " + kubeletText(command)},

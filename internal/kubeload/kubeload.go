@@ -158,7 +158,7 @@ func (p *Pool) pod() *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name:            "generate",
 				Image:           p.c.Image,
-				ImagePullPolicy: pullPolicy(p.c.Image),
+				ImagePullPolicy: studyimage.PullPolicy(p.c.Image),
 				Command:         []string{studyimage.GeneratorBinary, "generate", "--idle"},
 				Env:             []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}},
 				Resources:       res,
@@ -178,16 +178,6 @@ func (p *Pool) pod() *corev1.Pod {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// pullPolicy is Never for an image imported into the local cluster
-// (studyimage.Registry names no registry: a pull would only fail, after
-// a lookup of the name), IfNotPresent for one in a registry.
-func pullPolicy(ref string) corev1.PullPolicy {
-	if strings.HasPrefix(ref, studyimage.Registry+"/") {
-		return corev1.PullNever
-	}
-	return corev1.PullIfNotPresent
-}
 
 // ready waits until every pod runs, then times an exec on each, which
 // also shows that exec works with the run's rights before any load.

@@ -45,20 +45,6 @@ func TestPod(t *testing.T) {
 	}
 }
 
-// TestPullPolicy: an image imported into the local cluster is never
-// pulled; one of a registry is pulled when the node lacks it.
-func TestPullPolicy(t *testing.T) {
-	for ref, want := range map[string]corev1.PullPolicy{
-		studyimage.Registry + "/msbench-generator:0123456789ab": corev1.PullNever,
-		"registry.example/msbench-generator:1":                  corev1.PullIfNotPresent,
-		"msbench.localhost/x:1":                                 corev1.PullIfNotPresent,
-	} {
-		if got := pullPolicy(ref); got != want {
-			t.Errorf("%s: %s, want %s", ref, got, want)
-		}
-	}
-}
-
 // TestReadStderr: progress lines go to progress, the last other lines
 // make an error's tail.
 func TestReadStderr(t *testing.T) {

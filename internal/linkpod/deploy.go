@@ -253,7 +253,7 @@ func (l *Link) podSpec(image string) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name:            Container,
 				Image:           image,
-				ImagePullPolicy: pullPolicy(image),
+				ImagePullPolicy: studyimage.PullPolicy(image),
 				Command:         []string{studyimage.GeneratorBinary},
 				Args:            Args(l.Name, l.Spec, l.Upstream),
 				Env: []corev1.EnvVar{{Name: PodIPEnv, ValueFrom: &corev1.EnvVarSource{
@@ -266,15 +266,6 @@ func (l *Link) podSpec(image string) *corev1.Pod {
 			}},
 		},
 	}
-}
-
-// pullPolicy never pulls an image named for the local cluster, where no
-// registry serves it, and pulls others only when the node lacks them.
-func pullPolicy(image string) corev1.PullPolicy {
-	if strings.HasPrefix(image, studyimage.Registry+"/") {
-		return corev1.PullNever
-	}
-	return corev1.PullIfNotPresent
 }
 
 // stuck are the reasons a container waits for what will not come by

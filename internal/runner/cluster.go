@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -256,33 +259,41 @@ func (c *clusterLab) buildImages(ctx context.Context, r *runner) error {
 			return err
 		}
 		all = append(all, b)
-		c.depImages[kind] = c.runRef(b.Ref)
+		c.depImages[kind] = c.runRef(b)
 	}
 	r.logf("cluster: %d images built in %.1fs", len(all), time.Since(start).Seconds())
 	if err := c.place(ctx, all); err != nil {
 		return err
 	}
-	c.generator = c.runRef(gen.Ref)
+	c.generator = c.runRef(gen)
 	c.images = map[string]string{}
 	for _, v := range variants {
 		for _, svc := range r.study.Services {
 			if b := studyimage.For(built, v.Key(), svc.Name); b != nil {
-				c.images[v.Key()+"/"+svc.Name] = c.runRef(b.Ref)
+				c.images[v.Key()+"/"+svc.Name] = c.runRef(*b)
 			}
 		}
 	}
 	return nil
 }
 
-// runRef is the name an image is imported under for the run: its own
-// under the run's namespace, so that the run (or, after a SIGKILL, the
-// next msbench's sweep of its namespace) removes what it imported and
-// nothing another run holds.
-func (c *clusterLab) runRef(ref string) string {
+// runRef is what the run's pods name an image by: pushed, its repository
+// in the registry by digest; imported into the local cluster, a name of
+// the run's own under its namespace, so that the run (or, after a
+// SIGKILL, the next msbench's sweep of its namespace) removes what it
+// imported and nothing another run holds.
+func (c *clusterLab) runRef(b studyimage.Built) string {
 	if c.opts.Registry != "" {
-		return ref
+		return c.repository(b) + "@" + b.Image.Digest.String()
 	}
-	return studyimage.Registry + "/" + c.ns.Name + "/" + strings.TrimPrefix(ref, studyimage.Registry+"/")
+	return studyimage.Registry + "/" + c.ns.Name + "/" + strings.TrimPrefix(b.Ref, studyimage.Registry+"/")
+}
+
+// repository is an image's repository in the registry: the registry's
+// path and the image's name.
+func (c *clusterLab) repository(b studyimage.Built) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(b.Ref, studyimage.Registry+"/"), ":")
+	return strings.TrimSuffix(c.opts.Registry, "/") + "/" + name
 }
 
 // SweepImages removes from the local cluster (if one is up) the images
@@ -320,7 +331,7 @@ func localImagePrefix(ns string) string { return studyimage.Registry + "/" + ns 
 // imported into the local cluster.
 func (c *clusterLab) place(ctx context.Context, built []studyimage.Built) error {
 	if c.opts.Registry != "" {
-		return fmt.Errorf("cluster: pushing to a registry (%s) is not built yet: use the local cluster", c.opts.Registry)
+		return c.push(ctx, built)
 	}
 	local, err := localCluster(c.opts.Target)
 	if err != nil {
@@ -333,7 +344,7 @@ func (c *clusterLab) place(ctx context.Context, built []studyimage.Built) error 
 	defer os.RemoveAll(dir)
 	c.local = local
 	for _, b := range built {
-		b.Ref = c.runRef(b.Ref)
+		b.Ref = c.runRef(b)
 		archive, err := b.WriteArchive(dir)
 		if err != nil {
 			return err
@@ -352,6 +363,24 @@ func (l *Lab) accounting() string {
 		return kube.Method
 	}
 	return l.acct.Method()
+}
+
+// push writes every image to the registry, tagged with its digest's
+// start, with the credentials the machine's Docker config gives for it (a
+// registry on this machine or the RFC 1918 ranges is spoken to over
+// plain HTTP, as go-containerregistry does).
+func (c *clusterLab) push(ctx context.Context, built []studyimage.Built) error {
+	for _, b := range built {
+		tag := c.repository(b) + ":" + b.Image.Digest.Hex[:12]
+		ref, err := name.ParseReference(tag)
+		if err != nil {
+			return fmt.Errorf("cluster: --registry %s: %w", c.opts.Registry, err)
+		}
+		if err := b.Image.Push(ctx, ref, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	return nil
 }
 
 // closeCluster takes back what openCluster made, the namespace last; it

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/msbench/msbench/internal/image"
 )
@@ -65,6 +68,16 @@ func emptyDir(store *image.Store) (string, error) {
 		return "", fmt.Errorf("image: %w", err)
 	}
 	return dir, os.Chmod(dir, 0o755)
+}
+
+// PullPolicy is how a pod's image named ref is had: one imported into the
+// local cluster (Registry's) is never pulled, as no registry holds it;
+// one pushed is pulled when the node lacks it.
+func PullPolicy(ref string) corev1.PullPolicy {
+	if strings.HasPrefix(ref, Registry+"/") {
+		return corev1.PullNever
+	}
+	return corev1.PullIfNotPresent
 }
 
 // WriteArchive writes the image into dir as NAME-DIGEST12.tar, the archive

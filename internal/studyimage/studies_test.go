@@ -1,4 +1,4 @@
-package studyimage
+package studyimage_test
 
 import (
 	"context"
@@ -22,12 +22,13 @@ import (
 	"github.com/msbench/msbench/internal/image/imagetest"
 	"github.com/msbench/msbench/internal/runner/deploytest"
 	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/studyimage"
 	"github.com/msbench/msbench/internal/toolchain"
 )
 
 // covered says whether one of the spec's paths holds p.
-func covered(s Spec, p string) bool {
-	return slices.ContainsFunc(s.Paths, func(q Path) bool { return within(p, q.Path) })
+func covered(s studyimage.Spec, p string) bool {
+	return slices.ContainsFunc(s.Paths, func(q studyimage.Path) bool { return studyimage.Within(p, q.Path) })
 }
 
 // commandFile is the file a service's command starts, as its plan
@@ -38,11 +39,11 @@ func commandFile(t *testing.T, s *study.Study, lab *deploytest.Lab, variant stri
 		if v.Key() != variant {
 			continue
 		}
-		vals, err := planValues(s, v, lab.Values())
+		vals, err := studyimage.PlanValues(s, v, lab.Values())
 		if err != nil {
 			t.Fatal(err)
 		}
-		command, err := expand(s.Service(service).Command, vals)
+		command, err := studyimage.Expand(s.Service(service).Command, vals)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,12 +70,12 @@ func open(ctx context.Context, t *testing.T, name string, opts ...deploytest.Ope
 // holding that build.
 func TestPlanFaasGateway(t *testing.T) {
 	s, lab := open(context.Background(), t, "faas-gateway")
-	specs, err := Plan(s, nil, lab.Values())
+	specs, err := studyimage.Plan(s, nil, lab.Values())
 	if err != nil {
 		t.Fatal(err)
 	}
 	build := lab.Values()["build.faas"]
-	if len(specs) != 1 || !slices.Equal(specs[0].Paths, []Path{{Path: build, Why: "build faas"}}) || specs[0].Packages != nil {
+	if len(specs) != 1 || !slices.Equal(specs[0].Paths, []studyimage.Path{{Path: build, Why: "build faas"}}) || specs[0].Packages != nil {
 		t.Fatalf("images %+v, want one holding %s on the bare base", specs, build)
 	}
 	if got, want := len(specs[0].Uses), 2*len(s.Matrix()); got != want {
@@ -117,20 +118,20 @@ func TestPlanFrameworks(t *testing.T) {
 		t.Skip("no framework can be built here")
 	}
 	vs := slices.DeleteFunc(s.Matrix(), func(v study.Variant) bool { return !slices.Contains(variants, v.Key()) })
-	specs, err := Plan(s, vs, lab.Values())
+	specs, err := studyimage.Plan(s, vs, lab.Values())
 	if err != nil {
 		t.Fatal(err)
 	}
 	values := lab.Values()
 	node, _ := exec.LookPath("node")
-	jdk, _ := firstJDK(filepath.Join(toolchain.JVMDir, "*25*"))
+	jdk, _ := studyimage.FirstJDK(filepath.Join(toolchain.JVMDir, "*25*"))
 	for _, v := range vs {
 		fw := v.Get("framework")
 		for _, svc := range s.Services {
 			if !svc.RunsIn(v) {
 				continue
 			}
-			b := For(fakeBuilt(specs), v.Key(), svc.Name)
+			b := studyimage.For(fakeBuilt(specs), v.Key(), svc.Name)
 			if b == nil {
 				t.Fatalf("%s %s: no image", v.Key(), svc.Name)
 			}
@@ -153,14 +154,14 @@ func TestPlanFrameworks(t *testing.T) {
 		}
 	}
 	for _, spec := range specs {
-		t.Logf("%s: %d uses, %q", spec.Name, len(spec.Uses), paths(spec))
+		t.Logf("%s: %d uses, %q", spec.Name, len(spec.Uses), studyimage.Paths(spec))
 	}
 }
 
-func fakeBuilt(specs []Spec) []Built {
-	out := make([]Built, len(specs))
+func fakeBuilt(specs []studyimage.Spec) []studyimage.Built {
+	out := make([]studyimage.Built, len(specs))
 	for i, s := range specs {
-		out[i] = Built{Spec: s}
+		out[i] = studyimage.Built{Spec: s}
 	}
 	return out
 }
@@ -179,14 +180,14 @@ func needsImages(t *testing.T) (*image.Store, context.Context) {
 
 // planAndBuild plans the variants' images and builds them, and says how
 // long the build took.
-func planAndBuild(ctx context.Context, t *testing.T, store *image.Store, s *study.Study, variants []study.Variant, values map[string]string) ([]Built, time.Duration) {
+func planAndBuild(ctx context.Context, t *testing.T, store *image.Store, s *study.Study, variants []study.Variant, values map[string]string) ([]studyimage.Built, time.Duration) {
 	t.Helper()
-	specs, err := Plan(s, variants, values)
+	specs, err := studyimage.Plan(s, variants, values)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	built, err := Build(ctx, store, specs)
+	built, err := studyimage.Build(ctx, store, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestFaasGatewayRunsInItsImage(t *testing.T) {
 
 	rootfs := unpack(ctx, t, built[0].Image)
 	v := s.Matrix()[0] // nethttp, pooled, 0ms
-	vals, err := planValues(s, v, lab.Values())
+	vals, err := studyimage.PlanValues(s, v, lab.Values())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestFaasGatewayRunsInItsImage(t *testing.T) {
 		vals["service."+name+".addr"] = a
 	}
 	for _, name := range []string{"rpc", "gateway"} {
-		b := For(built, v.Key(), name)
+		b := studyimage.For(built, v.Key(), name)
 		if b == nil || b.Image.Digest != built[0].Image.Digest {
 			t.Fatalf("%s runs in %v, want the one image", name, b)
 		}
@@ -262,7 +263,7 @@ func TestFaasGatewayRunsInItsImage(t *testing.T) {
 // (b unpacked), with the image's environment and the values of an
 // instance on addr as the runner gives them; it is killed at the test's
 // end.
-func startInImage(ctx context.Context, t *testing.T, rootfs string, b *Built, svc *study.Service, vals map[string]string, addr string) {
+func startInImage(ctx context.Context, t *testing.T, rootfs string, b *studyimage.Built, svc *study.Service, vals map[string]string, addr string) {
 	t.Helper()
 	cfg, err := b.Image.ConfigFile()
 	if err != nil {
@@ -276,13 +277,13 @@ func startInImage(ctx context.Context, t *testing.T, rootfs string, b *Built, sv
 	inst := maps.Clone(vals)
 	host, port, _ := net.SplitHostPort(addr)
 	maps.Copy(inst, map[string]string{"addr": addr, "host": host, "port": port, "tmp": tmp})
-	command, err := expand(svc.Command, inst)
+	command, err := studyimage.Expand(svc.Command, inst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(slices.Clone(cfg.Config.Env), "TMPDIR="+tmp)
 	for _, kv := range svc.Env {
-		val, err := expand(kv[1], inst)
+		val, err := studyimage.Expand(kv[1], inst)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +357,7 @@ func TestGeneratorImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	b, err := Generator(ctx, store, root)
+	b, err := studyimage.Generator(ctx, store, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,12 +366,12 @@ func TestGeneratorImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{GeneratorBinary, "generate"}; !slices.Equal(cfg.Config.Entrypoint, want) {
+	if want := []string{studyimage.GeneratorBinary, "generate"}; !slices.Equal(cfg.Config.Entrypoint, want) {
 		t.Errorf("entrypoint %q, want %q", cfg.Config.Entrypoint, want)
 	}
 	rootfs := unpack(ctx, t, b.Image)
 	// Scratch has no shell: chroot runs the binary itself.
-	cmd := exec.CommandContext(ctx, GeneratorBinary, "generate", "--help")
+	cmd := exec.CommandContext(ctx, studyimage.GeneratorBinary, "generate", "--help")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--spec") {
@@ -404,7 +405,7 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 				}
 			}
 			built, took := planAndBuild(ctx, t, store, s, []study.Variant{v}, lab.Values())
-			b := For(built, v.Key(), "hello")
+			b := studyimage.For(built, v.Key(), "hello")
 			var size int64
 			layers, _ := b.Image.Layers()
 			for _, l := range layers {
@@ -413,12 +414,12 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 			}
 			t.Logf("%s: %d images in %v; hello's %s, %.1f MB compressed", v.Key(), len(built), took.Round(time.Millisecond), b.Ref, float64(size)/1e6)
 			rootfs := unpack(ctx, t, b.Image)
-			vals, err := planValues(s, v, lab.Values())
+			vals, err := studyimage.PlanValues(s, v, lab.Values())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.framework == "spring" {
-				cmd := inImage(ctx, rootfs, "/", []string{"PATH=" + basePATH}, `. `+lab.Values()["build.spring"]+`/jdk.sh && exec "$JAVA_HOME/bin/java" -version`)
+				cmd := inImage(ctx, rootfs, "/", []string{"PATH=" + studyimage.BasePATH}, `. `+lab.Values()["build.spring"]+`/jdk.sh && exec "$JAVA_HOME/bin/java" -version`)
 				out, err := cmd.CombinedOutput()
 				if err != nil || !strings.Contains(string(out), `version "25`) {
 					t.Fatalf("the JDK in the image: %v\n%s", err, out)
@@ -435,7 +436,7 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("hello in its image did not listen on %s within 2 minutes: %v", addr, err)
+					t.Fatalf("hello in its image did not listen on %s studyimage.Within 2 minutes: %v", addr, err)
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
@@ -448,12 +449,12 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 func TestBuildWorkingDirAndSharing(t *testing.T) {
 	store, ctx := needsImages(t)
 	dir := "/msbench-studyimage-test/work"
-	specs := []Spec{{Name: "t-a", Dir: dir, Uses: []Use{{"v", "a"}, {"v", "b"}}}}
-	built, err := Build(ctx, store, specs)
+	specs := []studyimage.Spec{{Name: "t-a", Dir: dir, Uses: []studyimage.Use{{"v", "a"}, {"v", "b"}}}}
+	built, err := studyimage.Build(ctx, store, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := For(built, "v", "b"); b == nil || b.Ref != built[0].Ref {
+	if b := studyimage.For(built, "v", "b"); b == nil || b.Ref != built[0].Ref {
 		t.Fatalf("b runs in %v, want %s", b, built[0].Ref)
 	}
 	cfg, err := built[0].Image.ConfigFile()
