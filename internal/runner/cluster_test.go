@@ -1,10 +1,22 @@
 package runner
 
 import (
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/msbench/msbench/internal/image"
 	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/studyimage"
 )
 
 // What a cluster cannot do is refused before anything starts, naming the
@@ -42,5 +54,46 @@ func TestRefusedOnCluster(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With --registry the run's images are pushed, and its pods name them by
+// digest and pull them when the node lacks them.
+func TestImagesPushedToARegistry(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ctx := context.Background()
+	store := &image.Store{Dir: t.TempDir()}
+	layer := t.TempDir()
+	if err := os.WriteFile(filepath.Join(layer, "server"), []byte("ELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img, err := store.Build(ctx, image.Spec{Layers: []image.Layer{{Copies: []image.Copy{{Src: layer, Dest: "/app"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := studyimage.Built{Spec: studyimage.Spec{Name: "study-svc"}, Image: img, Ref: studyimage.Registry + "/study-svc:" + img.Digest.Hex[:12]}
+	c := &clusterLab{opts: Cluster{Registry: host + "/runs/"}}
+	if err := c.place(ctx, []studyimage.Built{b}); err != nil {
+		t.Fatal(err)
+	}
+	ref := c.runRef(b)
+	if want := host + "/runs/study-svc@" + img.Digest.String(); ref != want {
+		t.Fatalf("pods name the image %s, want %s", ref, want)
+	}
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := image.Pull(ctx, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := got.Digest(); err != nil || d != img.Digest {
+		t.Errorf("pulled %s: %s %v, pushed %s", ref, d, err, img.Digest)
+	}
+	if p := studyimage.PullPolicy(ref); p != corev1.PullIfNotPresent {
+		t.Errorf("pull policy %s for a pushed image", p)
 	}
 }
