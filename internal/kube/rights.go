@@ -25,7 +25,8 @@ func RequiredRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
 		// The study's services, dependencies and generators.
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"services", "configmaps"}, Verbs: []string{"create", "get", "list", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "get", "list", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create", "get", "list"}},
 		// Each service instance runs under a ReplicaSet of one pod, scaled
 		// to 0 by a kill and back by a restart.
 		{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"create", "get", "list", "watch", "patch", "delete"}},

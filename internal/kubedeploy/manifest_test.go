@@ -158,7 +158,8 @@ func TestReplicaSet(t *testing.T) {
 			if want := []string{"/bin/sh", "-c", tc.command}; !slices.Equal(c.Command, want) {
 				t.Errorf("command %q, want %q", c.Command, want)
 			}
-			if c.Image != "msbench.local/x:1" || c.ImagePullPolicy != corev1.PullIfNotPresent {
+			// Imported into the local cluster: never pulled.
+			if c.Image != "msbench.local/x:1" || c.ImagePullPolicy != corev1.PullNever {
 				t.Errorf("image %s, %s", c.Image, c.ImagePullPolicy)
 			}
 			tc.check(t, c, p)
