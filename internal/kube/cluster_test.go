@@ -183,6 +183,7 @@ func setUp(t *testing.T) (skip, fail string) {
 		// One cluster runs on a machine at a time: internal/cluster's
 		// tests, run beside these by go test ./..., may hold it.
 		if shared.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: testNetns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
+			os.RemoveAll(dir)
 			return "", "cluster up: " + err.Error()
 		}
 		shared.started = true

@@ -66,6 +66,9 @@ func (s *Shared) setUp(t *testing.T) (skip string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	if s.c, err = cluster.Up(ctx, cluster.Options{StateDir: dir, Netns: s.Netns, Log: testLog{t}, WaitForMachine: 15 * time.Minute}); err != nil {
+		// Up leaves nothing of a cluster that did not come up but the
+		// state directory made for it here.
+		os.RemoveAll(dir)
 		return "", fmt.Errorf("cluster up: %w", err)
 	}
 	s.started = true
