@@ -238,19 +238,10 @@ func (p *Pod) redact(err error) error {
 	return errors.New(strings.ReplaceAll(msg, base64.StdEncoding.EncodeToString([]byte(p.password)), "[withheld]"))
 }
 
-func (p *Pod) labels() map[string]string {
-	return map[string]string{kube.LabelManagedBy: "msbench", LabelDependency: p.base}
-}
+func (p *Pod) labels() map[string]string { return kube.Labels(LabelDependency, p.base) }
 
 func (p *Pod) service() *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: p.base, Labels: p.labels()},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelDependency: p.base},
-			Ports:    []corev1.ServicePort{{Name: string(p.Kind), Port: int32(p.port)}},
-		},
-	}
+	return kube.Service(p.base, p.labels(), LabelDependency, corev1.ServicePort{Name: string(p.Kind), Port: int32(p.port)})
 }
 
 // spec is a pod of the dependency. It is never restarted by the kubelet:

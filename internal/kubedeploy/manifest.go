@@ -64,18 +64,14 @@ type instanceSpec struct {
 // serviceManifest is an instance's ClusterIP Service: its address before
 // its pod exists and after the pod is replaced.
 func serviceManifest(object, service string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: object, Labels: labels(object, service)},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelInstance: object},
-			Ports:    []corev1.ServicePort{{Name: "main", Protocol: corev1.ProtocolTCP, Port: Port, TargetPort: intstr.FromInt32(Port)}},
-		},
-	}
+	return kube.Service(object, labels(object, service), LabelInstance,
+		corev1.ServicePort{Name: "main", Protocol: corev1.ProtocolTCP, Port: Port, TargetPort: intstr.FromInt32(Port)})
 }
 
 func labels(object, service string) map[string]string {
-	return map[string]string{kube.LabelManagedBy: "msbench", LabelInstance: object, LabelService: containerName(service)}
+	l := kube.Labels(LabelInstance, object)
+	l[LabelService] = containerName(service)
+	return l
 }
 
 // replicaSet is an instance's ReplicaSet of one pod: the cluster restarts a

@@ -198,22 +198,12 @@ func (l *Link) call(ctx context.Context, req *rest.Request) (Stats, error) {
 	return s, nil
 }
 
-func (l *Link) labels() map[string]string {
-	return map[string]string{kube.LabelManagedBy: "msbench", LabelLink: l.base}
-}
+func (l *Link) labels() map[string]string { return kube.Labels(LabelLink, l.base) }
 
 func (l *Link) service() *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: l.base, Labels: l.labels()},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelLink: l.base},
-			Ports: []corev1.ServicePort{
-				{Name: "link", Port: ProxyPort, TargetPort: intstr.FromInt32(ProxyPort)},
-				{Name: "control", Port: ControlPort, TargetPort: intstr.FromInt32(ControlPort)},
-			},
-		},
-	}
+	return kube.Service(l.base, l.labels(), LabelLink,
+		corev1.ServicePort{Name: "link", Port: ProxyPort, TargetPort: intstr.FromInt32(ProxyPort)},
+		corev1.ServicePort{Name: "control", Port: ControlPort, TargetPort: intstr.FromInt32(ControlPort)})
 }
 
 // PodIPEnv is the pod's IP in the link's container, from the downward
