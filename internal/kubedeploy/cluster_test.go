@@ -3,7 +3,6 @@ package kubedeploy
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -103,24 +102,6 @@ func namespace(ctx context.Context, t *testing.T, c *cluster.Cluster, run string
 	return n
 }
 
-// get GETs a URL from inside the cluster's network.
-func get(ctx context.Context, client *http.Client, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s: %s", resp.Status, body)
-	}
-	return string(body), err
-}
-
 // eventually calls f until it returns nil, for at most bound: a new
 // Service's first connection can take seconds, and kube-proxy follows a
 // pod's end on its own schedule.
@@ -165,10 +146,10 @@ func TestFaasGatewayOnTheCluster(t *testing.T) {
 		t.Errorf("values %v", vals)
 	}
 	works := func() error {
-		if _, err := get(ctx, client, gateway+"/healthz"); err != nil {
+		if _, err := clustertest.Get(ctx, client, gateway+"/healthz"); err != nil {
 			return err
 		}
-		body, err := get(ctx, client, gateway+"/math?n=1000")
+		body, err := clustertest.Get(ctx, client, gateway+"/math?n=1000")
 		if err == nil && !strings.Contains(body, "3.1") {
 			err = fmt.Errorf("/math answered %q, want π", body)
 		}
@@ -192,7 +173,7 @@ func TestFaasGatewayOnTheCluster(t *testing.T) {
 	}
 	listened(t, logs, "rpc")
 	eventually(t, 30*time.Second, "a request failing once rpc is killed", func() error {
-		if _, err := get(ctx, client, gateway+"/math?n=1000"); err == nil {
+		if _, err := clustertest.Get(ctx, client, gateway+"/math?n=1000"); err == nil {
 			return fmt.Errorf("/math still answers")
 		}
 		return nil

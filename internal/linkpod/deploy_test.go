@@ -3,7 +3,6 @@ package linkpod
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -158,7 +157,7 @@ func TestLinkPod(t *testing.T) {
 	}
 	fresh := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: shared.c.DialContext, DisableKeepAlives: true}}
 	for _, c := range []*http.Client{client, fresh} {
-		if body, err := get(c, through); err == nil {
+		if body, err := clustertest.Get(context.Background(), c, through); err == nil {
 			t.Errorf("a request through a reset link answered %q", body)
 		}
 	}
@@ -174,7 +173,7 @@ func TestLinkPod(t *testing.T) {
 	if err := l.SetFault(ctx, links.None, 0); err != nil {
 		t.Fatal(err)
 	}
-	if body, err := get(fresh, through); err != nil || !strings.Contains(body, "hello") {
+	if body, err := clustertest.Get(context.Background(), fresh, through); err != nil || !strings.Contains(body, "hello") {
 		t.Errorf("after the fault is cleared: %q, %v", body, err)
 	}
 
@@ -269,7 +268,7 @@ func awaitAnswer(t *testing.T, ctx context.Context, client *http.Client, url str
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		_, err := get(client, url)
+		_, err := clustertest.Get(context.Background(), client, url)
 		if err == nil {
 			return
 		}
@@ -284,21 +283,8 @@ func awaitAnswer(t *testing.T, ctx context.Context, client *http.Client, url str
 func timed(t *testing.T, client *http.Client, url string) time.Duration {
 	t.Helper()
 	began := time.Now()
-	if _, err := get(client, url); err != nil {
+	if _, err := clustertest.Get(context.Background(), client, url); err != nil {
 		t.Fatal(err)
 	}
 	return time.Since(began)
-}
-
-func get(client *http.Client, url string) (string, error) {
-	resp, err := client.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s: %s", resp.Status, body)
-	}
-	return string(body), err
 }

@@ -8,6 +8,8 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -82,6 +84,26 @@ func (s *Shared) Down() error {
 		return nil
 	}
 	return s.c.Down(context.Background())
+}
+
+// Get GETs url with client (one that dials inside the cluster's network,
+// Cluster.DialContext) and returns the body of a 200 answer, or an error
+// saying what came instead.
+func Get(ctx context.Context, client *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return string(body), err
 }
 
 type testLog struct{ t *testing.T }
