@@ -131,11 +131,12 @@ func newRoot() *cobra.Command {
 		}
 		// And on a cluster: the namespaces of runs killed so, and a local
 		// cluster whose msbench cluster up died before it was ready.
-		if ks := kube.Sweep(cmd.Context()); !ks.Empty() {
+		ks := kube.Sweep(cmd.Context())
+		if !ks.Empty() {
 			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %s\n", ks)
-			if err := runner.SweepImages(cmd.Context(), ks.Runs); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %v\n", err)
-			}
+		}
+		if err := runner.SweepImages(cmd.Context(), ks.Runs); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: %v\n", err)
 		}
 		if down, err := cluster.SweepDead(cmd.Context(), cluster.DefaultStateDir()); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "msbench: taking down a local cluster whose start was killed: %v\n", err)

@@ -268,7 +268,15 @@ func restricted(ctx context.Context, t *testing.T, c *cluster.Cluster) kube.Targ
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}
-	return kube.Target{Kubeconfig: path}
+	target := kube.Target{Kubeconfig: path}
+	cs, err := target.Client(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clustertest.AwaitAllowed(ctx, cs, "create", "namespaces"); err != nil {
+		t.Fatal(err)
+	}
+	return target
 }
 
 // podsOf are the names of the dependency's pods in the namespace.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msbench/msbench/internal/cluster/clustertest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -264,7 +265,12 @@ func restrictedTarget(ctx context.Context, admin Target) (Target, error) {
 	if err := clientcmd.WriteToFile(*kc, file); err != nil {
 		return Target{}, err
 	}
-	return Target{Kubeconfig: file, Context: "restricted"}, nil
+	target := Target{Kubeconfig: file, Context: "restricted"}
+	restricted, err := target.Client(0)
+	if err != nil {
+		return Target{}, err
+	}
+	return target, clustertest.AwaitAllowed(ctx, restricted, "create", "namespaces")
 }
 
 // TestRunCycleWithLeastRights runs what a run does on a cluster with an

@@ -38,14 +38,14 @@ type Run struct {
 	Target    Target
 }
 
-// Empty reports whether there was nothing to sweep.
-func (s Swept) Empty() bool { return len(s.Deleted) == 0 && len(s.Gone) == 0 && len(s.Left) == 0 }
+// Empty reports whether the sweep has nothing to tell: it deleted no
+// namespace and left none. Leases whose namespaces were already gone are
+// housekeeping, not news: a run whose namespace took a while to go, or
+// a cluster taken down since, says nothing about what msbench left.
+func (s Swept) Empty() bool { return len(s.Deleted) == 0 && len(s.Left) == 0 }
 
 func (s Swept) String() string {
 	msg := fmt.Sprintf("deleted %d Kubernetes namespace(s) of msbench processes that died without doing so %v", len(s.Deleted), s.Deleted)
-	if len(s.Gone) > 0 {
-		msg += fmt.Sprintf("; %d already gone", len(s.Gone))
-	}
 	if len(s.Left) > 0 {
 		msg += fmt.Sprintf("; left: %v", errors.Join(s.Left...))
 	}

@@ -97,6 +97,9 @@ func TestSweepWithoutACluster(t *testing.T) {
 	if len(s.Gone) != 1 || !strings.Contains(s.Gone[0], "msbench-gone") || len(s.Deleted) != 0 || len(s.Left) != 1 || !strings.Contains(s.Left[0].Error(), "not one msbench wrote") {
 		t.Errorf("swept %v", s)
 	}
+	if quiet := (Swept{Gone: s.Gone, Runs: s.Runs}); !quiet.Empty() {
+		t.Errorf("a sweep that found only namespaces already gone has something to say: %s", quiet)
+	}
 	for file, want := range map[string]bool{dead.path(dir): false, live.path(dir): true, bad: true} {
 		if _, err := os.Stat(file); (err == nil) != want {
 			t.Errorf("%s: there %v, want %v", file, err == nil, want)

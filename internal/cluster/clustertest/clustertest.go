@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/cluster"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // StateEnv names the state directory of a running cluster to use.
@@ -111,4 +114,22 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// AwaitAllowed waits until the API server lets cs's identity do verb on
+// resource. Its authorizer learns of a new RoleBinding from an informer, a
+// moment after the API accepted it: a request in between is forbidden.
+func AwaitAllowed(ctx context.Context, cs kubernetes.Interface, verb, resource string) error {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: resource},
+	}}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err == nil && r.Status.Allowed {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the identity may still not %s %s a minute after its binding (%v)", verb, resource, err)
+		}
+	}
 }
