@@ -22,8 +22,9 @@
 //	err = img.Push(ctx, ref, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 //
 // A Java or Node service adds the host's runtime as a layer at the same
-// path (HostPaths("/usr/lib/jvm/temurin-25-jdk-amd64")); on a real cluster
-// a base comes from Pull instead of Store.Debian.
+// path (HostPaths("/usr/lib/jvm/temurin-25-jdk-amd64")). A base configured
+// by reference comes from Store.Remote instead of Store.Debian: fetched
+// once, then kept in the store like a Debian base.
 package image
 
 import (

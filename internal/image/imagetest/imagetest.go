@@ -1,12 +1,21 @@
-// Package imagetest is what tests that build images on a Debian base
-// share: the reasons to skip, and the repository's image store.
+// Package imagetest is what tests that build images share: the reasons
+// to skip one on a Debian base, the repository's image store, and a
+// registry on loopback.
 package imagetest
 
 import (
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/msbench/msbench/internal/checkout"
 	"github.com/msbench/msbench/internal/image"
@@ -31,4 +40,23 @@ func Store(t *testing.T) *image.Store {
 		t.Fatal(err)
 	}
 	return &image.Store{Dir: filepath.Join(root, ".cache", "images")}
+}
+
+// Registry serves an in-process registry on 127.0.0.1 for the test's
+// length, and returns its host:port and the count of requests it has
+// answered (a cached image must not make one).
+func Registry(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var requests atomic.Int64
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if !strings.HasPrefix(host, "127.0.0.1:") {
+		t.Fatalf("registry on %s, not loopback", host)
+	}
+	return host, &requests
 }
