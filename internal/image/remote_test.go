@@ -19,24 +19,7 @@ import (
 func TestRemoteIsKept(t *testing.T) {
 	host, requests := imagetest.Registry(t)
 	ctx := context.Background()
-	files := t.TempDir()
-	if err := os.WriteFile(filepath.Join(files, "sh"), []byte("#!"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pushed, err := (&image.Store{Dir: t.TempDir()}).Build(ctx, image.Spec{
-		Layers: []image.Layer{image.HostPaths(files)},
-		Config: image.Config{Env: []string{"PATH=/opt/bin:/bin"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tag, err := name.ParseReference(host + "/base:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pushed.Push(ctx, tag); err != nil {
-		t.Fatal(err)
-	}
+	pushed := imagetest.PushBase(t, host+"/base:1")
 	for _, ref := range []string{host + "/base:1", host + "/base@" + pushed.Digest.String()} {
 		t.Run(ref, func(t *testing.T) {
 			r, err := name.ParseReference(ref)

@@ -26,34 +26,12 @@ type Built struct {
 	Ref string
 }
 
-// Build builds the images specs describe, each once. Every host path is a
-// layer of its own, so that a JDK or a build output shared by several
-// images is compressed once and stored once on a node.
+// Build builds the images specs describe, each once, on Debian's minbase
+// (Bases.Build takes others). Every host path is a layer of its own, so
+// that a JDK or a build output shared by several images is compressed once
+// and stored once on a node.
 func Build(ctx context.Context, store *image.Store, specs []Spec) ([]Built, error) {
-	empty, err := emptyDir(store)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Built, 0, len(specs))
-	for _, spec := range specs {
-		base, err := store.Debian(ctx, image.Debian{Packages: spec.Packages})
-		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", spec.Name, err)
-		}
-		var layers []image.Layer
-		for _, p := range spec.Paths {
-			layers = append(layers, image.HostPaths(p.Path))
-		}
-		// The directory the command runs in, as the runner's; empty unless
-		// a path above put files there.
-		layers = append(layers, image.Layer{Copies: []image.Copy{{Src: empty, Dest: spec.Dir}}})
-		img, err := store.Build(ctx, image.Spec{Base: base, Layers: layers, Config: image.Config{Env: spec.Env, WorkingDir: spec.Dir}})
-		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", spec.Name, err)
-		}
-		out = append(out, Built{Spec: spec, Image: img, Ref: ref(spec.Name, img)})
-	}
-	return out, nil
+	return Bases(nil).Build(ctx, store, specs)
 }
 
 func ref(name string, img image.Image) string {

@@ -11,7 +11,8 @@
 //
 //	lab, _ := runner.OpenLab(ctx, s, opts)          // builds, datasets
 //	specs, err := studyimage.Plan(s, nil, lab.Values())
-//	built, err := studyimage.Build(ctx, &image.Store{Dir: ".cache/images"}, specs)
+//	bases, err := studyimage.ParseBases("java=eclipse-temurin:25-jre") // a flag's value
+//	built, err := bases.Build(ctx, &image.Store{Dir: ".cache/images"}, specs)
 //	for _, b := range built {
 //		file, err := b.WriteArchive(dir)           // ctr -n k8s.io images import FILE
 //		// or b.Image.Push(ctx, ref) for a registry
@@ -25,11 +26,12 @@
 //	// image holds.
 //	gen, err := studyimage.Generator(ctx, store, root) // msbench generate
 //
-// Every image's base is Debian's minbase (debootstrap, cached by
-// image.Store): the Go services are dynamically linked against glibc (cgo
-// is on here), every command starts with /bin/sh, and the build outputs'
-// scripts run bash, env and dirname. Its one layer is the same for every
-// image, so a node stores it once.
+// An image's base is Debian's minbase (debootstrap, cached by image.Store)
+// unless one is configured for its language (Bases, which says what a
+// configured base replaces): the Go services are dynamically linked
+// against glibc (cgo is on here), every command starts with /bin/sh, and
+// the build outputs' scripts run bash, env and dirname. Its one layer is
+// the same for every image, so a node stores it once.
 package studyimage
 
 import (
@@ -55,7 +57,23 @@ import (
 type Path struct {
 	Path string
 	Why  string // e.g. "build faas", "dataset universities", "node on PATH"
+	// Runtime says the path is there only as this machine's installation
+	// of the runtime the service runs by name (node, or java and its JDK):
+	// a base configured for the image's language provides that instead.
+	Runtime bool
 }
+
+// The languages of images, which pick their base (Bases).
+const (
+	Java   = "java"   // a JDK: java run by name, or one a script finds
+	Node   = "node"   // node run by name
+	Python = "python" // python3 run by name
+	Native = "native" // none of those: compiled binaries and shell scripts
+)
+
+// Languages are the languages an image can have, a base configured for
+// each.
+var Languages = []string{Java, Native, Node, Python}
 
 // Use is one service of one variant that runs in an image.
 type Use struct {
@@ -67,7 +85,15 @@ type Use struct {
 // same paths, Dir as its working directory and Env (a PATH reaching a host
 // runtime outside the usual directories, else none).
 type Spec struct {
-	Name     string // STUDY-SERVICE of its first use
+	Name string // STUDY-SERVICE of its first use
+	// Language is Java, Node, Python or Native: the runtime the service
+	// needs, Java first when it needs more than one, whose configured base
+	// the image takes.
+	Language string
+	// Runtimes are the languages whose runtimes the service runs by name
+	// (node, java, python3), which the Packages, the Paths marked Runtime
+	// and Env are there for.
+	Runtimes []string
 	Packages []string
 	Paths    []Path
 	Dir      string
@@ -126,13 +152,13 @@ func Plan(s *study.Study, variants []study.Variant, values map[string]string) ([
 	return specs, nil
 }
 
-// key is what makes two specs the same image.
+// key is what makes two specs the same image, on any base.
 func (s Spec) key() string {
 	paths := make([]string, len(s.Paths))
 	for i, p := range s.Paths {
-		paths[i] = p.Path
+		paths[i] = fmt.Sprint(p.Path, " ", p.Runtime)
 	}
-	return fmt.Sprintf("%q %q %q %q", s.Packages, paths, s.Dir, s.Env)
+	return fmt.Sprintf("%s %q %q %q %q %q", s.Language, s.Runtimes, s.Packages, paths, s.Dir, s.Env)
 }
 
 // planValues are the placeholders of variant v; what is only known once
@@ -171,12 +197,26 @@ func expand(text string, vals map[string]string) (string, error) {
 type needs struct {
 	values   map[string]string
 	paths    map[string]string // path → why
+	runtime  map[string]bool   // paths held only for a runtime run by name
 	packages map[string]bool
 	env      []string
+	// languages are those of the runtimes it needs; byName those it runs
+	// by name.
+	languages, byName map[string]bool
+}
+
+// add makes the image hold p, for why; for a runtime run by name or not:
+// a path anything else needs is not the runtime's alone.
+func (n *needs) add(p, why string, runtime bool) {
+	if _, ok := n.paths[p]; !ok || n.runtime[p] {
+		n.runtime[p] = runtime
+	}
+	n.paths[p] = why
 }
 
 func planService(svc *study.Service, vals map[string]string) (Spec, error) {
-	n := &needs{values: vals, paths: map[string]string{}, packages: map[string]bool{}}
+	n := &needs{values: vals, paths: map[string]string{}, runtime: map[string]bool{}, packages: map[string]bool{},
+		languages: map[string]bool{}, byName: map[string]bool{}}
 	command, err := expand(svc.Command, vals)
 	if err != nil {
 		return Spec{}, fmt.Errorf("command %w", err)
@@ -205,23 +245,33 @@ func planService(svc *study.Service, vals map[string]string) (Spec, error) {
 	dir := vals["root"]
 	if svc.Dir != "" {
 		dir = filepath.Join(vals["root"], svc.Dir)
-		n.paths[dir] = "working directory"
+		n.add(dir, "working directory", false)
 	}
 	return n.spec(dir), nil
 }
 
-// spec lists the paths, an outer directory standing for what is under it.
+// spec lists the paths, an outer directory standing for what is under it
+// (and a runtime's no longer its alone if it holds what else is needed).
 func (n *needs) spec(dir string) Spec {
 	all := slices.Sorted(maps.Keys(n.paths))
 	var paths []Path
 	for _, p := range all {
 		if len(paths) > 0 && within(p, paths[len(paths)-1].Path) {
+			paths[len(paths)-1].Runtime = paths[len(paths)-1].Runtime && n.runtime[p]
 			continue
 		}
-		paths = append(paths, Path{Path: p, Why: n.paths[p]})
+		paths = append(paths, Path{Path: p, Why: n.paths[p], Runtime: n.runtime[p]})
 	}
 	slices.Sort(n.env)
-	return Spec{Packages: slices.Sorted(maps.Keys(n.packages)), Paths: paths, Dir: dir, Env: slices.Compact(n.env)}
+	language := Native
+	for _, l := range []string{Java, Node, Python} {
+		if n.languages[l] {
+			language = l
+			break
+		}
+	}
+	return Spec{Language: language, Runtimes: slices.Sorted(maps.Keys(n.byName)),
+		Packages: slices.Sorted(maps.Keys(n.packages)), Paths: paths, Dir: dir, Env: slices.Compact(n.env)}
 }
 
 // within says whether p is dir or under it.
@@ -253,7 +303,7 @@ func (n *needs) file(p, why string) error {
 	}
 	for k, v := range n.values {
 		if name, ok := strings.CutPrefix(k, "build."); ok && v != "" && within(p, v) {
-			n.paths[v] = "build " + name
+			n.add(v, "build "+name, false)
 			return nil
 		}
 	}
@@ -262,11 +312,11 @@ func (n *needs) file(p, why string) error {
 	}
 	for k, v := range n.values {
 		if name, ok := strings.CutPrefix(k, "dataset."); ok && v == p {
-			n.paths[p] = "dataset " + name
+			n.add(p, "dataset "+name, false)
 			return nil
 		}
 	}
-	n.paths[p] = why
+	n.add(p, why, false)
 	return nil
 }
 
@@ -275,7 +325,7 @@ func (n *needs) file(p, why string) error {
 // runtime found by name.
 func (n *needs) program(prog, why string) error {
 	if !strings.HasPrefix(prog, "/") {
-		return n.runtime(prog, why)
+		return n.byRuntime(prog, why)
 	}
 	if err := n.file(prog, why); err != nil {
 		return err
@@ -283,21 +333,26 @@ func (n *needs) program(prog, why string) error {
 	return n.script(prog)
 }
 
-// runtimes the studies run by name, and how an image gets each: Node and
-// the JDK from this machine (Debian's nodejs is 18, the studies need Node
-// 20.19+; the JDK is the one on PATH), Python from Debian.
-var runtimes = map[string]func(n *needs, why string) error{
-	"node":    func(n *needs, why string) error { return n.hostProgram("node", why) },
-	"java":    (*needs).hostJDK,
-	"python3": func(n *needs, _ string) error { n.packages["python3"] = true; return nil },
+// runtimes the studies run by name, their languages, and how an image on
+// Debian's minbase gets each: Node and the JDK from this machine (Debian's
+// nodejs is 18, the studies need Node 20.19+; the JDK is the one on PATH),
+// Python from Debian.
+var runtimes = map[string]struct {
+	language string
+	add      func(n *needs, why string) error
+}{
+	"node":    {Node, func(n *needs, why string) error { return n.hostProgram("node", why) }},
+	"java":    {Java, (*needs).hostJDK},
+	"python3": {Python, func(n *needs, _ string) error { n.packages["python3"] = true; return nil }},
 }
 
-func (n *needs) runtime(prog, why string) error {
+func (n *needs) byRuntime(prog, why string) error {
 	if slices.Contains(baseProgram, prog) {
 		return nil
 	}
-	if add, ok := runtimes[prog]; ok {
-		return add(n, prog+" ("+why+")")
+	if r, ok := runtimes[prog]; ok {
+		n.languages[r.language], n.byName[r.language] = true, true
+		return r.add(n, prog+" ("+why+")")
 	}
 	return fmt.Errorf("%s runs %s, which is neither a file of the image nor a runtime it knows (%s, or %s of the base)",
 		why, prog, strings.Join(slices.Sorted(maps.Keys(runtimes)), ", "), strings.Join(baseProgram, ", "))
@@ -333,7 +388,7 @@ func (n *needs) hostJDK(why string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", why, err)
 	}
-	n.paths[filepath.Dir(filepath.Dir(real))] = why
+	n.add(filepath.Dir(filepath.Dir(real)), why, true)
 	return nil
 }
 
@@ -341,7 +396,7 @@ func (n *needs) hostJDK(why string) error {
 // /etc/alternatives/java, ...) to a file, each at its path.
 func (n *needs) links(p, why string) error {
 	for range 40 {
-		n.paths[p] = why
+		n.add(p, why, true)
 		info, err := os.Lstat(p)
 		if err != nil {
 			return err
@@ -389,7 +444,7 @@ func (n *needs) script(file string) error {
 		if filepath.Base(prog) == "env" && len(interp) > 1 {
 			prog = interp[1]
 		}
-		if err := n.runtime(filepath.Base(prog), why); err != nil {
+		if err := n.byRuntime(filepath.Base(prog), why); err != nil {
 			return err
 		}
 	}
@@ -406,7 +461,7 @@ func (n *needs) script(file string) error {
 			continue
 		}
 		for _, m := range runsRuntime.FindAllStringSubmatch(line, -1) {
-			if err := n.runtime(m[1], why); err != nil {
+			if err := n.byRuntime(m[1], why); err != nil {
 				return err
 			}
 		}
@@ -415,7 +470,8 @@ func (n *needs) script(file string) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", why, err)
 			}
-			n.paths[jdk] = "the JDK " + filepath.Base(file) + " picks (" + pattern + ")"
+			n.languages[Java] = true
+			n.add(jdk, "the JDK "+filepath.Base(file)+" picks ("+pattern+")", false)
 		}
 	}
 	return nil

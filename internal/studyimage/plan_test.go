@@ -55,15 +55,7 @@ func TestPlanNeeds(t *testing.T) {
 	if err != nil {
 		node = ""
 	}
-	jvm := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(jvm, "jdk-25", "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(jvm, "jdk-25", "bin", "java"), nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	defer func(old string) { toolchain.JVMDir = old }(toolchain.JVMDir)
-	toolchain.JVMDir = jvm
+	jvm := fakeJVM(t)
 	for _, tc := range []struct {
 		name     string
 		command  string
@@ -158,4 +150,99 @@ func TestPlanNeeds(t *testing.T) {
 			t.Errorf("env %q, want %q", specs[0].Env, want)
 		}
 	})
+}
+
+// An image's language is the runtime its service needs, and the paths it
+// holds only as the host's installation of a runtime run by name are
+// marked, as a base for the language replaces them; the rest are not.
+func TestPlanLanguage(t *testing.T) {
+	bin, opt := fakeRuntimes(t)
+	jdk := filepath.Join(opt, "jdk")
+	jvm := fakeJVM(t)
+
+	for _, tc := range []struct {
+		name     string
+		command  string
+		files    map[string]string
+		language string
+		runtimes []string
+		runtime  []string // the paths marked Runtime
+	}{
+		{name: "a compiled binary", command: "{build.b}/server", files: map[string]string{"out/server": "\x7fELF"}, language: Native},
+		{name: "a shell script", command: "{build.b}/run.sh", files: map[string]string{"out/run.sh": "#!/bin/sh\nexec true\n"}, language: Native},
+		{name: "node by name", command: "node {root}/main.js", files: map[string]string{"main.js": ""}, language: Node, runtimes: []string{Node},
+			runtime: []string{filepath.Join(bin, "node"), filepath.Join(opt, "node-20/node")}},
+		{name: "node by a script", command: "{build.b}/run.sh", files: map[string]string{"out/run.sh": "#!/bin/sh\nexec node main.js\n"}, language: Node, runtimes: []string{Node},
+			runtime: []string{filepath.Join(bin, "node"), filepath.Join(opt, "node-20/node")}},
+		{name: "java by name", command: "java -jar {root}/app.jar", files: map[string]string{"app.jar": ""}, language: Java, runtimes: []string{Java},
+			runtime: []string{filepath.Join(bin, "java"), jdk}},
+		{name: "java by name, its JDK's file named", command: "java -cp " + jdk + "/lib/tool.jar Main", language: Java, runtimes: []string{Java},
+			runtime: []string{filepath.Join(bin, "java")}},
+		{name: "the JDK a script picks, by a pattern", command: "{build.b}/run.sh", language: Java,
+			files: map[string]string{"out/run.sh": "#!/usr/bin/env bash\nfor d in " + jvm + "/*25*; do :; done\nexec \"$d/bin/java\"\n"}},
+		{name: "python3", command: "python3 {root}/app.py", files: map[string]string{"app.py": ""}, language: Python, runtimes: []string{Python}},
+		{name: "java first", command: "{build.b}/run.sh", files: map[string]string{"out/run.sh": "#!/usr/bin/env python3\nnode x; java y\n"}, language: Java,
+			runtimes: []string{Java, Node, Python}, runtime: []string{filepath.Join(bin, "java"), filepath.Join(bin, "node"), jdk, filepath.Join(opt, "node-20/node")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, specs, err := planOne(t, tc.command, tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := specs[0]
+			if s.Language != tc.language || !slices.Equal(s.Runtimes, tc.runtimes) {
+				t.Errorf("language %s, runtimes %q; want %s, %q", s.Language, s.Runtimes, tc.language, tc.runtimes)
+			}
+			var runtime []string
+			for _, p := range s.Paths {
+				if p.Runtime {
+					runtime = append(runtime, p.Path)
+				}
+			}
+			slices.Sort(tc.runtime)
+			if !slices.Equal(runtime, tc.runtime) {
+				t.Errorf("runtime paths %q, want %q (all: %+v)", runtime, tc.runtime, s.Paths)
+			}
+		})
+	}
+}
+
+// fakeRuntimes makes PATH a directory, bin, holding only node and java,
+// links into installations of their own under opt (node-20/node, jdk).
+func fakeRuntimes(t *testing.T) (bin, opt string) {
+	t.Helper()
+	bin, opt = t.TempDir(), t.TempDir()
+	for _, f := range []string{"node-20/node", "jdk/bin/java", "jdk/lib/tool.jar"} {
+		p := filepath.Join(opt, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for prog, real := range map[string]string{"node": "node-20/node", "java": "jdk/bin/java"} {
+		if err := os.Symlink(filepath.Join(opt, real), filepath.Join(bin, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	return bin, opt
+}
+
+// fakeJVM makes toolchain.JVMDir, for the test's length, a directory
+// holding one JDK, jdk-25 (its bin/java, empty).
+func fakeJVM(t *testing.T) string {
+	t.Helper()
+	jvm := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(jvm, "jdk-25", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(jvm, "jdk-25", "bin", "java"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := toolchain.JVMDir
+	t.Cleanup(func() { toolchain.JVMDir = old })
+	toolchain.JVMDir = jvm
+	return jvm
 }

@@ -4,6 +4,7 @@
 package imagetest
 
 import (
+	"context"
 	"io"
 	"log"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/msbench/msbench/internal/checkout"
@@ -59,4 +61,30 @@ func Registry(t *testing.T) (string, *atomic.Int64) {
 		t.Fatalf("registry on %s, not loopback", host)
 	}
 	return host, &requests
+}
+
+// PushBase builds a small base image — /etc/os-release, a PATH and a
+// user of its own — and pushes it to ref, a registry's on loopback.
+func PushBase(t *testing.T, ref string) image.Image {
+	t.Helper()
+	files := t.TempDir()
+	if err := os.WriteFile(filepath.Join(files, "os-release"), []byte("ID=test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	base, err := (&image.Store{Dir: t.TempDir()}).Build(ctx, image.Spec{
+		Layers: []image.Layer{{Copies: []image.Copy{{Src: files, Dest: "/etc"}}}},
+		Config: image.Config{Env: []string{"PATH=/opt/base/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, User: "1000"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := base.Push(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	return base
 }
