@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/msbench/msbench/internal/image"
@@ -414,10 +415,6 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 			}
 			t.Logf("%s: %d images in %v; hello's %s, %.1f MB compressed", v.Key(), len(built), took.Round(time.Millisecond), b.Ref, float64(size)/1e6)
 			rootfs := unpack(ctx, t, b.Image)
-			vals, err := studyimage.PlanValues(s, v, lab.Values())
-			if err != nil {
-				t.Fatal(err)
-			}
 			if tc.framework == "spring" {
 				cmd := inImage(ctx, rootfs, "/", []string{"PATH=" + studyimage.BasePATH}, `. `+lab.Values()["build.spring"]+`/jdk.sh && exec "$JAVA_HOME/bin/java" -version`)
 				out, err := cmd.CombinedOutput()
@@ -426,22 +423,100 @@ func TestFrameworksRuntimesRunInTheirImages(t *testing.T) {
 				}
 				return
 			}
-			addr := freeAddr(t)
-			startInImage(ctx, t, rootfs, b, s.Service("hello"), vals, addr)
-			deadline := time.Now().Add(2 * time.Minute)
-			for {
-				conn, err := net.DialTimeout("tcp", addr, time.Second)
-				if err == nil {
-					conn.Close()
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("hello in its image did not listen on %s studyimage.Within 2 minutes: %v", addr, err)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+			startHello(ctx, t, rootfs, b, s, v, lab)
 		})
 	}
+}
+
+// startHello starts the variant's hello in its image, unpacked at rootfs,
+// and waits until it listens.
+func startHello(ctx context.Context, t *testing.T, rootfs string, b *studyimage.Built, s *study.Study, v study.Variant, lab *deploytest.Lab) {
+	t.Helper()
+	vals, err := studyimage.PlanValues(s, v, lab.Values())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	startInImage(ctx, t, rootfs, b, s.Service("hello"), vals, addr)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hello in its image did not listen on %s within 2 minutes: %v", addr, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Nest's hello on a node base from a registry — Debian's minbase with
+// this machine's node at a path of the base's own, on the base's PATH, as
+// a base of the project's own making would be — runs by its study's
+// command, unchanged, on the base's node: its image holds no node of the
+// host's.
+func TestNestOnANodeBase(t *testing.T) {
+	store, ctx := needsImages(t)
+	if why := toolchain.Missing(0, "node", "npm"); why != "" {
+		t.Skipf("this machine lacks %s", why)
+	}
+	node, err := exec.LookPath("node")
+	if err == nil {
+		node, err = filepath.EvalSymlinks(node)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	minbase, err := store.Debian(ctx, image.Debian{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := store.Build(ctx, image.Spec{
+		Base:   minbase,
+		Layers: []image.Layer{{Copies: []image.Copy{{Src: node, Dest: "/opt/node/bin/node"}}}},
+		Config: image.Config{Env: []string{"PATH=/opt/node/bin:" + studyimage.BasePATH}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := imagetest.Registry(t)
+	ref, err := name.ParseReference(host + "/node:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := base.Push(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+
+	s, lab := open(ctx, t, "frameworks")
+	var v study.Variant
+	for _, m := range s.Matrix() {
+		if m.Get("framework") == "nest" {
+			v = m
+			break
+		}
+	}
+	specs, err := studyimage.Plan(s, []study.Variant{v}, lab.Values())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A store of the test's own: the base's reference names a registry
+	// that lives as long as the test.
+	built, err := studyimage.Bases{studyimage.Node: ref.String()}.Build(ctx, &image.Store{Dir: t.TempDir()}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := studyimage.For(built, v.Key(), "hello")
+	if b.Spec.Language != studyimage.Node || covered(b.Spec, node) {
+		t.Fatalf("hello's image: language %s, paths %q; want node without the host's %s", b.Spec.Language, studyimage.Paths(b.Spec), node)
+	}
+	rootfs := unpack(ctx, t, b.Image)
+	if _, err := os.Stat(filepath.Join(rootfs, node)); err == nil {
+		t.Fatalf("the image holds the host's %s", node)
+	}
+	startHello(ctx, t, rootfs, b, s, v, lab)
 }
 
 // An image holds its working directory even when no path it copies is
