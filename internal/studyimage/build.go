@@ -19,6 +19,8 @@ const Registry = "msbench.local"
 
 // Built is one image of a plan, built.
 type Built struct {
+	// Spec is what the image holds: the plan's, on a configured base
+	// without what the base provides (Bases).
 	Spec  Spec
 	Image image.Image
 	// Ref is msbench.local/NAME:DIGEST12: the name it is imported under
