@@ -154,8 +154,8 @@ func (i Image) Push(ctx context.Context, ref name.Reference, opts ...remote.Opti
 	return nil
 }
 
-// Pull fetches a base image from a registry for this machine's platform
-// (linux and its architecture), for a real cluster's configured bases.
+// Pull fetches an image from a registry for this machine's platform
+// (linux and its architecture); Store.Remote keeps what it fetches.
 func Pull(ctx context.Context, ref name.Reference, opts ...remote.Option) (v1.Image, error) {
 	opts = append([]remote.Option{
 		remote.WithContext(ctx),
