@@ -2,6 +2,9 @@ package kubedeploy
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/msbench/msbench/internal/checkout"
@@ -328,4 +332,96 @@ func TestCancelledDeployLeavesNothing(t *testing.T) {
 		t.Errorf("error %v, want the gateway's start interrupted", err)
 	}
 	leftNothing(ctx, t, cfg.Namespace)
+}
+
+// Secrets reach the service's process, never its pod's spec: the RPC
+// server's command prints what the kubelet filled in before it starts
+// the server, a secret in an argument and in a variable, one beginning
+// with the other and holding a '$'. Neither is in the ReplicaSet or the
+// pod as the API gives them, nor in the instance's saved log or in the
+// error of a pod that printed one and failed; Stop deletes the Secret.
+func TestSecretsOnTheCluster(t *testing.T) {
+	c := testCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cfg := faasGateway(ctx, t, c, "kubedeploy-secrets")
+	n, cs := cfg.Namespace, cfg.Namespace.Client()
+	one := rand.Text()
+	two := one + "-x$y"
+	cfg.Values["x.one"], cfg.Values["x.two"] = one, two
+	cfg.Secrets = []string{one, two}
+	cfg.LogDir = t.TempDir()
+	rpc := cfg.Study.Service("rpc")
+	rpc.Env = append(rpc.Env, [2]string{"S", "{x.one}/{x.two}"})
+	secretSelector := metav1.ListOptions{LabelSelector: LabelInstance + "=" + objectName("", "secrets")}
+	withholds := func(what, text string) {
+		t.Helper()
+		for _, s := range []string{one, two, base64.StdEncoding.EncodeToString([]byte(one)), base64.StdEncoding.EncodeToString([]byte(two))} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds the secret %q:\n%s", what, s, text)
+			}
+		}
+	}
+
+	// A service that prints a secret and exits.
+	rpc.Command = "/bin/sh -c 'echo {x.one}; exit 3'"
+	if d, err := Deploy(ctx, cfg); err == nil {
+		d.Stop()
+		t.Fatal("deployed a service that exits")
+	} else {
+		t.Logf("failed as it should: %v", err)
+		withholds("Deploy's error", err.Error())
+		if !strings.Contains(err.Error(), "[withheld]") {
+			t.Errorf("Deploy's error does not quote the service's output, withheld: %v", err)
+		}
+	}
+	if list, err := cs.CoreV1().Secrets(n.Name).List(ctx, secretSelector); err != nil || len(list.Items) != 0 {
+		t.Errorf("a failed Deploy left %d Secrets (%v)", len(list.Items), err)
+	}
+
+	rpc.Command = `/bin/sh -c 'printf "cmd=%s env=%s\n" "$0" "$S"; exec {build.faas}/rpcserver' '{x.two}'`
+	d, err := Deploy(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	if list, err := cs.CoreV1().Secrets(n.Name).List(ctx, secretSelector); err != nil || len(list.Items) != 1 {
+		t.Fatalf("%d Secrets of the deployment (%v), want 1", len(list.Items), err)
+	}
+	pod := d.Instances("rpc")[0].Pod
+	out, err := cs.CoreV1().Pods(n.Name).GetLogs(pod, &corev1.PodLogOptions{Container: "rpc"}).DoRaw(ctx)
+	if want := "cmd=" + two + " env=" + one + "/" + two + "\n"; err != nil || !strings.HasPrefix(string(out), want) {
+		t.Errorf("the service printed %q (%v), want it to begin with %q", out, err, want)
+	}
+	sets, err := cs.AppsV1().ReplicaSets(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods(n.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, obj := range map[string]any{"the ReplicaSets' JSON": sets, "the pods' JSON": pods} {
+		text, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withholds(what, string(text))
+		if !strings.Contains(string(text), "$(MSBENCH_SECRET_0)") {
+			t.Errorf("%s names no secret's variable:\n%s", what, text)
+		}
+	}
+
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := cs.CoreV1().Secrets(n.Name).List(ctx, secretSelector); err != nil || len(list.Items) != 0 {
+		t.Errorf("Stop left %d Secrets (%v)", len(list.Items), err)
+	}
+	log, err := os.ReadFile(filepath.Join(cfg.LogDir, "rpc.log"))
+	if err != nil || !strings.Contains(string(log), "cmd=[withheld] env=[withheld]/[withheld]") {
+		t.Errorf("the saved log (%v), want the line with the secrets withheld:\n%s", err, log)
+	}
+	withholds("the saved log", string(log))
+	leftNothing(ctx, t, n)
 }

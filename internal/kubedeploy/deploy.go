@@ -9,7 +9,8 @@
 // (internal/studyimage), and is ready when the study's readiness check
 // passes. Dependencies and links are the caller's: it gives their
 // placeholders (dep.NAME.KEY) and the addresses a link puts on the path
-// (Config.Dial).
+// (Config.Dial). The values it is told are secret (Config.Secrets) reach
+// the pods through a Secret of the deployment's, never in their specs.
 package kubedeploy
 
 import (
@@ -41,7 +42,18 @@ type Config struct {
 	// images hold the study's files), data, build.NAME, dataset.NAME,
 	// dep.NAME.KEY, ...
 	Values map[string]string
-	Images map[string]string // service name → image reference the nodes can run
+	// Secrets are values that must never appear in a manifest, nor in an
+	// error or a saved log of the deployment's: the runner passes every
+	// dependency's password and every token's key and token (Secrets
+	// picks them from Values). Wherever one occurs in a service's
+	// command or environment once expanded, even inside another value
+	// (a dependency's url holds its password), the pod's spec names the
+	// variable MSBENCH_SECRET_N instead, which the kubelet fills in from
+	// the deployment's Secret (one per deployment, deleted by Stop and
+	// with the namespace). A readiness check's URL cannot hold one.
+	// Redaction in logs is line by line: a secret is a single line.
+	Secrets []string
+	Images  map[string]string // service name → image reference the nodes can run
 	// CPUs are placement's cores per service: requests equal to limits
 	// (Guaranteed QoS where the study caps memory too); a service absent
 	// has the study's limits alone, nothing reserved.
@@ -105,6 +117,10 @@ type Deployment struct {
 	// second Stop retries only what the first could not.
 	replicaSets []*instance
 	services    []string
+	secret      string // the Secret's name, "" when none is left
+
+	secrets  []string          // Config.Secrets as secretList numbers them
+	withheld *strings.Replacer // secrets out of errors and saved logs
 }
 
 // Timeouts for a busy machine: a Service and its first pod are the API's
@@ -130,13 +146,20 @@ func Deploy(ctx context.Context, c Config) (*Deployment, error) {
 	if c.Progress == nil {
 		c.Progress = func(string, ...any) {}
 	}
-	d := &Deployment{c: c, cs: c.Namespace.Client(), ns: c.Namespace.Name}
+	d := &Deployment{c: c, cs: c.Namespace.Client(), ns: c.Namespace.Name, secrets: secretList(c.Secrets)}
+	d.withheld = withholder(d.secrets)
 	values := maps.Clone(c.Values)
 	if values == nil {
 		values = map[string]string{}
 	}
 	maps.Copy(values, c.Study.Placeholders(c.Variant))
-	err := d.createServices(ctx, values)
+	var err error
+	if len(d.secrets) > 0 {
+		err = d.createSecret(ctx)
+	}
+	if err == nil {
+		err = d.createServices(ctx, values)
+	}
 	if err == nil && c.Links != nil {
 		// The links lead to the Services, and the pods are told the links.
 		d.c.Dial, err = c.Links(ctx, maps.Clone(values))
@@ -148,7 +171,7 @@ func Deploy(ctx context.Context, c Config) (*Deployment, error) {
 		// What failed to start says why; what failed to stop after it
 		// would bury that.
 		_ = d.Stop()
-		return nil, err
+		return nil, d.redact(err)
 	}
 	d.values = values
 	return d, nil
@@ -213,6 +236,7 @@ func (d *Deployment) startAll(ctx context.Context, values map[string]string) err
 		rs, err := replicaSet(instanceSpec{
 			svc: svc, name: in.Name, object: in.object, replica: replicaOf(in, ordered[:r]),
 			values: d.dialerValues(svc.Name, values), image: d.c.Images[svc.Name], cpus: d.c.CPUs[svc.Name], root: values["root"],
+			secrets: d.secrets, secretName: d.secret,
 		})
 		if err != nil {
 			return fmt.Errorf("deploy %w", err)
@@ -342,7 +366,7 @@ func (d *Deployment) Restart(ctx context.Context, service string) error {
 		d.locked(func() { in.faulted = false })
 		d.c.Progress("  restarted %s in %s (pod %s)", in.Name, in.Ready.Sub(in.Started).Round(time.Millisecond), in.Pod)
 	}
-	return errors.Join(errs...)
+	return d.redact(errors.Join(errs...))
 }
 
 // Terminate stops one instance (by its Instances name) as the lab stops a
@@ -454,7 +478,7 @@ func (d *Deployment) locked(f func()) {
 
 // Stop deletes everything the deployment created, its instances in the
 // reverse of their start order (each with its grace, its output kept),
-// then their Services. It works once the run's context is cancelled
+// then their Services and its Secret. It works once the run's context is cancelled
 // (Ctrl-C); a second Stop retries only what the first could not delete.
 func (d *Deployment) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
@@ -480,5 +504,12 @@ func (d *Deployment) Stop() error {
 		}
 	}
 	d.services = left
-	return errors.Join(errs...)
+	if d.secret != "" {
+		if err := d.cs.CoreV1().Secrets(d.ns).Delete(ctx, d.secret, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("stop: delete the Secret %s: %w", d.secret, err))
+		} else {
+			d.secret = ""
+		}
+	}
+	return d.redact(errors.Join(errs...))
 }

@@ -1,11 +1,13 @@
 package kubedeploy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +61,10 @@ type instanceSpec struct {
 	image   string
 	cpus    float64 // placement's cores, 0 for none
 	root    string  // the repository root the study's paths are under
+	// secrets are the values its manifests must not hold, longest first:
+	// the Secret secretName's key secretEnv(N) holds secrets[N].
+	secrets    []string
+	secretName string
 }
 
 // serviceManifest is an instance's ClusterIP Service: its address before
@@ -113,22 +119,36 @@ func podSpec(in instanceSpec) (corev1.PodSpec, error) {
 	if err != nil {
 		return corev1.PodSpec{}, fmt.Errorf("command %w", err)
 	}
-	// The pod's address first: the kubelet expands $(VAR) only from the
-	// variables listed before.
-	env := []corev1.EnvVar{
-		{Name: PodIPEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-		{Name: "TMPDIR", Value: TmpDir},
-	}
+	used := make([]bool, len(in.secrets))
+	text := func(s string) string { return kubeletText(s, in.secrets, used) }
+	command = text(command)
+	var own []corev1.EnvVar
 	for _, kv := range svc.Env {
 		v, err := placeholder.Expand(kv[1], values)
 		if err != nil {
 			return corev1.PodSpec{}, fmt.Errorf("env %s: %w", kv[0], err)
 		}
-		env = append(env, corev1.EnvVar{Name: kv[0], Value: kubeletText(v)})
+		own = append(own, corev1.EnvVar{Name: kv[0], Value: text(v)})
 	}
+	// The pod's address and the secrets first: the kubelet expands
+	// $(VAR) only from the variables listed before.
+	env := []corev1.EnvVar{{Name: PodIPEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+	for n, ok := range used {
+		if ok {
+			env = append(env, corev1.EnvVar{Name: secretEnv(n), ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: in.secretName}, Key: secretEnv(n)}}})
+		}
+	}
+	env = append(env, corev1.EnvVar{Name: "TMPDIR", Value: TmpDir})
+	env = append(env, own...)
 	probe, err := startupProbe(svc.Ready, values)
 	if err != nil {
 		return corev1.PodSpec{}, err
+	}
+	// A probe has no $(VAR): its path would show the secret to whoever
+	// reads the pod.
+	if probe != nil && probe.HTTPGet != nil && slices.ContainsFunc(in.secrets, func(s string) bool { return strings.Contains(probe.HTTPGet.Path, s) }) {
+		return corev1.PodSpec{}, errors.New("ready: the check's URL holds a secret (a dependency's password or a token's key), which the pod's spec would show: check a path without it")
 	}
 	dir := in.root
 	if svc.Dir != "" {
@@ -147,7 +167,7 @@ func podSpec(in instanceSpec) (corev1.PodSpec, error) {
 			ImagePullPolicy: studyimage.PullPolicy(in.image),
 			// As the local backend starts it: exec makes the service the
 			// container's first process, which SIGTERM reaches.
-			Command:      []string{"/bin/sh", "-c", "exec " + kubeletText(command)},
+			Command:      []string{"/bin/sh", "-c", "exec " + command},
 			WorkingDir:   dir,
 			Env:          env,
 			Resources:    resources,
@@ -165,10 +185,34 @@ func podSpec(in instanceSpec) (corev1.PodSpec, error) {
 }
 
 // kubeletText makes text what the kubelet passes on unchanged, but for
-// the pod's address: the kubelet reads $(NAME) and $$ in commands and
-// environment values.
-func kubeletText(text string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(text, "$", "$$"), podIP, "$("+PodIPEnv+")")
+// the pod's address and the secrets, which it fills in: the kubelet reads
+// $(NAME) and $$ in commands and environment values. One pass, so that no
+// reference is escaped and no secret is looked for inside a reference;
+// secrets come longest first, so one that holds another is replaced
+// whole. used[N] is set for each secrets[N] replaced.
+func kubeletText(text string, secrets []string, used []bool) string {
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		rest := text[i:]
+		if n := slices.IndexFunc(secrets, func(s string) bool { return strings.HasPrefix(rest, s) }); n >= 0 {
+			b.WriteString("$(" + secretEnv(n) + ")")
+			used[n] = true
+			i += len(secrets[n])
+			continue
+		}
+		switch {
+		case strings.HasPrefix(rest, podIP):
+			b.WriteString("$(" + PodIPEnv + ")")
+			i += len(podIP)
+		case rest[0] == '$':
+			b.WriteString("$$")
+			i++
+		default:
+			b.WriteByte(rest[0])
+			i++
+		}
+	}
+	return b.String()
 }
 
 // startupProbe is the study's readiness check as the kubelet makes it. A

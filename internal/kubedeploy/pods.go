@@ -1,6 +1,7 @@
 package kubedeploy
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -58,7 +59,11 @@ func ready(p *corev1.Pod) bool {
 }
 
 // stuck are the reasons a container waits that waiting does not end.
-var stuck = []string{"CrashLoopBackOff", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+// Not CreateContainerConfigError: the kubelet reports it while its cache
+// has not yet seen the deployment's new Secret ("failed to sync secret
+// cache", as deppod met), and retries; a pod that stays so is named by
+// the readiness timeout's message.
+var stuck = []string{"CrashLoopBackOff", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerError", "RunContainerError"}
 
 // failure says how a pod failed, "" if it has not: a service's container
 // never ends on its own, so one that ended, even with status 0, failed.
@@ -164,21 +169,32 @@ func (d *Deployment) saveLog(in *instance, pod *corev1.Pod) (wait func()) {
 		defer close(done)
 		defer cancel()
 		defer stream.Close()
-		if err := appendTo(filepath.Join(d.c.LogDir, in.Name+".log"), stream); err != nil {
+		if err := appendTo(filepath.Join(d.c.LogDir, in.Name+".log"), stream, d.withheld); err != nil {
 			d.c.Progress("  %s: pod %s's output: %v", in.Name, pod.Name, err)
 		}
 	}()
 	return func() { <-done }
 }
 
-// appendTo appends what r gives to file: the pods an instance ran one
-// after another (Kill, Restart) share its log.
-func appendTo(file string, r io.Reader) error {
+// appendTo appends what r gives to file, each line with the secrets
+// withheld: the pods an instance ran one after another (Kill, Restart)
+// share its log.
+func appendTo(file string, r io.Reader, withheld *strings.Replacer) error {
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, r)
+	lines := bufio.NewReader(r)
+	for err == nil {
+		var line string
+		line, err = lines.ReadString('\n')
+		if _, werr := f.WriteString(withheld.Replace(line)); werr != nil {
+			err = werr
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
