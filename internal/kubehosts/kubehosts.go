@@ -36,7 +36,8 @@ type Assignment struct {
 	// (msbench's side of the bridge locally); "" where every node that
 	// can take pods holds one, and the generators go anywhere.
 	Generators string
-	// Summary says it in a line, for the run's log and provenance.
+	// Summary says it in a line, for the run's log and provenance:
+	// "edge on node-a, functions on node-b; generators on node-c".
 	Summary string
 }
 
@@ -96,7 +97,7 @@ func Assign(ctx context.Context, cs kubernetes.Interface, hosts []*study.Host) (
 		a.Generators = usable[len(hosts)].Name
 		gen = "generators on " + a.Generators
 	}
-	a.Summary = fmt.Sprintf("hosts: %s; %s%s", strings.Join(placed, ", "), gen, skippedText(skipped))
+	a.Summary = fmt.Sprintf("%s; %s%s", strings.Join(placed, ", "), gen, skippedText(skipped))
 	return a, nil
 }
 
