@@ -478,8 +478,9 @@ func (d *Deployment) locked(f func()) {
 
 // Stop deletes everything the deployment created, its instances in the
 // reverse of their start order (each with its grace, its output kept),
-// then their Services and its Secret. It works once the run's context is cancelled
-// (Ctrl-C); a second Stop retries only what the first could not delete.
+// then their Services and its Secret. It works once the run's context is
+// cancelled (Ctrl-C); a second Stop retries only what the first could not
+// delete.
 func (d *Deployment) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
