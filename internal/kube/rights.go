@@ -16,7 +16,7 @@ import (
 // can be created, never read back: pods read them, msbench keeps its own
 // copy. A namespace's contents go with the namespace; msbench deletes
 // inside it only what a fault or the end of a deployment takes away (pods,
-// their ReplicaSets and Services), as the next deployment of an
+// their ReplicaSets, Services and Secret), as the next deployment of an
 // interleaved run shares the namespace.
 func RequiredRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
@@ -32,7 +32,9 @@ func RequiredRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"create", "get", "list", "watch", "patch", "delete"}},
 		// A link pod's faults are set through its Service's control port.
 		{APIGroups: []string{""}, Resources: []string{"services/proxy"}, Verbs: []string{"get", "create"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		// A deployment's Secret (its services' passwords and keys) goes at
+		// its end; none is ever read back.
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "delete"}},
 		// The generators' account without rights, and the namespace's
 		// default one, waited for before the first pod.
 		{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"create", "get"}},

@@ -189,7 +189,7 @@ func TestClusterRoleManifestIsTheRole(t *testing.T) {
 	}
 	for _, r := range RequiredRules() {
 		for _, res := range r.Resources {
-			if res == "secrets" && (len(r.Verbs) != 1 || r.Verbs[0] != "create") {
+			if res == "secrets" && !slices.Equal(r.Verbs, []string{"create", "delete"}) {
 				t.Errorf("msbench may read secrets: %v", r.Verbs)
 			}
 			for _, v := range r.Verbs {
@@ -197,9 +197,10 @@ func TestClusterRoleManifestIsTheRole(t *testing.T) {
 					t.Errorf("a wildcard in %+v", r)
 				}
 				// The namespace's contents go with it; faults delete pods,
-				// and a deployment's end its ReplicaSets and Services
-				// (the next deployment of the run shares the namespace).
-				if v == "delete" && !slices.Contains([]string{"namespaces", "pods", "replicasets", "services"}, res) {
+				// and a deployment's end its ReplicaSets, Services and
+				// Secret (the next deployment of the run shares the
+				// namespace).
+				if v == "delete" && !slices.Contains([]string{"namespaces", "pods", "replicasets", "services", "secrets"}, res) {
 					t.Errorf("msbench may delete %s", res)
 				}
 			}

@@ -596,6 +596,7 @@ func (d *Deployment) startServicePods(ctx context.Context, values map[string]str
 		Study:     c.study,
 		Variant:   c.variant,
 		Values:    values,
+		Secrets:   kubedeploy.Secrets(values),
 		Images:    images,
 		CPUs:      cd.lab.cpus,
 		Scope:     cd.scope,
