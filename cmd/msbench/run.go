@@ -16,6 +16,7 @@ import (
 	"github.com/msbench/msbench/internal/report"
 	"github.com/msbench/msbench/internal/runner"
 	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/studyimage"
 )
 
 type runFlags struct {
@@ -40,6 +41,8 @@ type runFlags struct {
 	// kubeconfig, when set, deploys every variant on that cluster.
 	kubeconfig, kubeContext, namespace, registry string
 	generators                                   int
+	// baseImages are the images' bases per language, LANG=REF[,LANG=REF].
+	baseImages string
 }
 
 func newRunCmd() *cobra.Command {
@@ -106,6 +109,7 @@ orders it began with.`,
 	fl.StringVar(&f.namespace, "namespace", "", "with --kubeconfig: the namespace the run creates, and deletes at its end (default: named after the run)")
 	fl.IntVar(&f.generators, "generators", 1, "with --kubeconfig: pods each step's load is spread over, merged exactly")
 	fl.StringVar(&f.registry, "registry", "", "with --kubeconfig: registry the images are pushed to (default: imported into the local cluster of msbench cluster up)")
+	fl.StringVar(&f.baseImages, "base-image", "", "with --kubeconfig: the services' base images per language, LANG=REF[,LANG=REF] (java, native, node, python; a base for a language provides its runtime on PATH; default: Debian's minbase)")
 	fl.BoolVar(&f.sequential, "sequential", false, "measure every step variant after variant, each deployed alone, instead of interleaving the variants' slices (to compare the two designs)")
 	return cmd
 }
@@ -202,7 +206,7 @@ func runStudy(cmd *cobra.Command, f runFlags, seed *uint64, name string) error {
 // cluster is the cluster the flags name, nil for a run on this machine.
 func (f runFlags) cluster(fl *pflag.FlagSet) (*runner.Cluster, error) {
 	if f.kubeconfig == "" {
-		for _, name := range []string{"context", "namespace", "generators", "registry"} {
+		for _, name := range []string{"context", "namespace", "generators", "registry", "base-image"} {
 			if fl.Changed(name) {
 				return nil, usagef("--%s is for a run on a cluster: give --kubeconfig too", name)
 			}
@@ -215,11 +219,16 @@ func (f runFlags) cluster(fl *pflag.FlagSet) (*runner.Cluster, error) {
 	if _, err := os.Stat(f.kubeconfig); err != nil {
 		return nil, usagef("--kubeconfig: %v", err)
 	}
+	bases, err := studyimage.ParseBases(f.baseImages)
+	if err != nil {
+		return nil, usagef("--base-image: %v", err)
+	}
 	return &runner.Cluster{
 		Target:     kube.Target{Kubeconfig: f.kubeconfig, Context: f.kubeContext},
 		Namespace:  f.namespace,
 		Generators: f.generators,
 		Registry:   f.registry,
+		Bases:      bases,
 	}, nil
 }
 

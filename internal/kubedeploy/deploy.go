@@ -58,6 +58,10 @@ type Config struct {
 	// (Guaranteed QoS where the study caps memory too); a service absent
 	// has the study's limits alone, nothing reserved.
 	CPUs map[string]float64
+	// Nodes binds each service's pods to a node (service → node name,
+	// kubehosts.Assignment.Services): a study's hosts on a cluster. A
+	// service absent goes wherever the scheduler puts it.
+	Nodes map[string]string
 	// Dial gives a service other placeholders than Values: dialer service
 	// → placeholder → value, e.g. a link's proxy for gateway:
 	// {"gateway": {"service.rpc.addr": PROXY, "service.rpc.addrs": PROXY,
@@ -235,7 +239,7 @@ func (d *Deployment) startAll(ctx context.Context, values map[string]string) err
 		svc := d.c.Study.Service(in.Service)
 		rs, err := replicaSet(instanceSpec{
 			svc: svc, name: in.Name, object: in.object, replica: replicaOf(in, ordered[:r]),
-			values: d.dialerValues(svc.Name, values), image: d.c.Images[svc.Name], cpus: d.c.CPUs[svc.Name], root: values["root"],
+			values: d.dialerValues(svc.Name, values), image: d.c.Images[svc.Name], cpus: d.c.CPUs[svc.Name], node: d.c.Nodes[svc.Name], root: values["root"],
 			secrets: d.secrets, secretName: d.secret,
 		})
 		if err != nil {

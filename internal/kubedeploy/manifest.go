@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/msbench/msbench/internal/kube"
+	"github.com/msbench/msbench/internal/kubehosts"
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/study"
 
@@ -60,6 +61,7 @@ type instanceSpec struct {
 	values  map[string]string // the placeholders its service sees (a link's address in place of a service's)
 	image   string
 	cpus    float64 // placement's cores, 0 for none
+	node    string  // the node its host is on, "" for any
 	root    string  // the repository root the study's paths are under
 	// secrets are the values its manifests must not hold, longest first:
 	// the Secret secretName's key secretEnv(N) holds secrets[N].
@@ -175,6 +177,7 @@ func podSpec(in instanceSpec) (corev1.PodSpec, error) {
 			VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: TmpDir}},
 		}},
 		Volumes:                       []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Affinity:                      kubehosts.Affinity(in.node),
 		RestartPolicy:                 corev1.RestartPolicyAlways,
 		TerminationGracePeriodSeconds: &grace,
 		// A service gets the study's environment, not a variable per

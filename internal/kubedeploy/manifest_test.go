@@ -2,6 +2,7 @@ package kubedeploy
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/msbench/msbench/internal/kubehosts"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -190,5 +192,20 @@ func TestObjectNames(t *testing.T) {
 			t.Errorf("%q and %q are both %q", other, tc.instance, name)
 		}
 		seen[name] = tc.instance
+	}
+}
+
+// A service on one of the study's hosts has its pods bound to the host's
+// node; one without a node goes where the scheduler puts it.
+func TestPinnedToItsHostsNode(t *testing.T) {
+	svc := &study.Service{Name: "rpc", Command: "x", Ready: study.Ready{TCP: "{addr}", Timeout: time.Second}}
+	for node, want := range map[string]*corev1.Affinity{"n2": kubehosts.Affinity("n2"), "": nil} {
+		rs, err := replicaSet(instanceSpec{svc: svc, name: "rpc", object: "rpc", image: "msbench.local/x:1", node: node})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rs.Spec.Template.Spec.Affinity; !reflect.DeepEqual(got, want) {
+			t.Errorf("node %q: affinity %+v, want %+v", node, got, want)
+		}
 	}
 }

@@ -50,6 +50,7 @@ import (
 
 	"github.com/msbench/msbench/internal/fanout"
 	"github.com/msbench/msbench/internal/kube"
+	"github.com/msbench/msbench/internal/kubehosts"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/results"
@@ -67,6 +68,9 @@ type Config struct {
 	Generators int
 	// CPUs is each pod's CPU, requested and limited alike; 0: none.
 	CPUs float64
+	// Node binds the pods to a node (kubehosts.Assignment.Generators: one
+	// holding none of the study's hosts); "" for any.
+	Node string
 	// Networks are the cluster's pod and service ranges, where a target
 	// may be; AllowHosts are hosts outside them that the study names.
 	Networks   []netip.Prefix
@@ -153,6 +157,7 @@ func (p *Pool) pod() *corev1.Pod {
 			ServiceAccountName:           kube.GeneratorAccount,
 			AutomountServiceAccountToken: &no,
 			RestartPolicy:                corev1.RestartPolicyNever,
+			Affinity:                     kubehosts.Affinity(p.c.Node),
 			// Idle exits at once on SIGTERM; a load in flight is bounded.
 			TerminationGracePeriodSeconds: ptr(int64(5)),
 			Containers: []corev1.Container{{

@@ -3,6 +3,7 @@ package kubeload
 import (
 	"bytes"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/msbench/msbench/internal/fanout"
 	"github.com/msbench/msbench/internal/kube"
+	"github.com/msbench/msbench/internal/kubehosts"
 	"github.com/msbench/msbench/internal/load"
 	"github.com/msbench/msbench/internal/studyimage"
 )
@@ -41,6 +43,17 @@ func TestPod(t *testing.T) {
 		req, lim := c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu()
 		if want := int64(cpus * 1000); req.MilliValue() != want || lim.MilliValue() != want {
 			t.Errorf("%v CPUs: request %v, limit %v", cpus, req, lim)
+		}
+	}
+}
+
+// TestPodOnTheGeneratorsNode: with hosts the generator pods are bound to
+// the node kubehosts left them; without, they go anywhere.
+func TestPodOnTheGeneratorsNode(t *testing.T) {
+	for _, node := range []string{"n3", ""} {
+		p := &Pool{c: Config{Image: "img", Node: node}}
+		if got, want := p.pod().Spec.Affinity, kubehosts.Affinity(node); !reflect.DeepEqual(got, want) {
+			t.Errorf("node %q: affinity %+v, want %+v", node, got, want)
 		}
 	}
 }

@@ -482,6 +482,9 @@ func clusterTable(c *results.Cluster) analysis.Table {
 		t.Rows = append(t.Rows, []string{"node " + n.Name, fmt.Sprintf("%g CPUs (%g allocatable), %.1f GiB, %s, kubelet %s, %s, kernel %s %s",
 			n.CPUs, n.AllocatableCPUs, float64(n.MemoryBytes)/(1<<30), n.ContainerRuntime, n.Kubelet, n.OSImage, n.Kernel, where)})
 	}
+	if c.Hosts != "" {
+		t.Rows = append(t.Rows, []string{"hosts", c.Hosts})
+	}
 	for _, k := range slices.Sorted(maps.Keys(c.Granted)) {
 		t.Rows = append(t.Rows, []string{"granted " + k, c.Granted[k]})
 	}

@@ -74,6 +74,9 @@ type Cluster struct {
 	// Granted is what the cluster gave each service's pods, by service:
 	// their QoS class and CPU, against what the placement asked.
 	Granted map[string]string `json:"granted,omitempty"`
+	// Hosts says on which node each of the study's hosts ran, and the
+	// generators (kubehosts.Assignment.Summary); "" without hosts.
+	Hosts string `json:"hosts,omitempty"`
 }
 
 // ClusterNode is one node as its kubelet reports it.

@@ -29,6 +29,7 @@ import (
 	"github.com/msbench/msbench/internal/image"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/kubedeploy"
+	"github.com/msbench/msbench/internal/kubehosts"
 	"github.com/msbench/msbench/internal/kubeload"
 	"github.com/msbench/msbench/internal/linkpod"
 	"github.com/msbench/msbench/internal/links"
@@ -59,6 +60,9 @@ type Cluster struct {
 	// local cluster's containerd (msbench cluster up), which must be the
 	// one Target names.
 	Registry string
+	// Bases are the images' bases per language (--base-image); a language
+	// without one keeps Debian's minbase.
+	Bases studyimage.Bases
 }
 
 // clusterLab is what a run's deployments on a cluster share: the
@@ -85,6 +89,9 @@ type clusterLab struct {
 	// cpus are placement's cores per service as CPU requests and limits,
 	// nil where the nodes cannot grant them all (limits only then).
 	cpus map[string]float64
+	// hosts are the nodes the study's hosts and the generators are bound
+	// to; empty without hosts.
+	hosts kubehosts.Assignment
 	// refused says why the placement's cores were not asked for: the
 	// nodes cannot grant them all; "" when they were, or none was placed.
 	refused string
@@ -141,9 +148,6 @@ func refuseOnCluster(s *study.Study) error {
 	if s.Interleave.Freeze {
 		errs = append(errs, fmt.Errorf("%s: interleave: idle: freeze: a cluster cannot freeze the waiting deployments; use idle: run (msbench run --idle run)", s.File))
 	}
-	if len(s.Hosts) > 0 {
-		errs = append(errs, fmt.Errorf("%s: hosts: the cluster backend does not map emulated hosts to nodes yet; run this study on this machine", s.File))
-	}
 	return errors.Join(errs...)
 }
 
@@ -163,6 +167,13 @@ func (r *runner) openCluster(ctx context.Context) error {
 	if c.desc, err = kube.Describe(ctx, cs); err != nil {
 		return err
 	}
+	// Before anything is created: too few nodes for the hosts is refused.
+	if c.hosts, err = kubehosts.Assign(ctx, cs, r.study.Hosts); err != nil {
+		return fmt.Errorf("%s: %w", r.study.File, err)
+	}
+	if c.hosts.Summary != "" {
+		r.logf("cluster: hosts: %s", c.hosts.Summary)
+	}
 	r.Lab.cluster = c
 	if c.ns, err = kube.CreateNamespace(ctx, o.Target, filepath.Base(r.run.Dir), o.Namespace); err != nil {
 		return err
@@ -176,7 +187,7 @@ func (r *runner) openCluster(ctx context.Context) error {
 		return err
 	}
 	genCPUs := c.grant(r, max(1, o.Generators))
-	if c.pool, err = kubeload.Start(ctx, kubeload.Config{Namespace: c.ns, Image: c.generator, Generators: max(1, o.Generators), CPUs: genCPUs, Networks: networks}); err != nil {
+	if c.pool, err = kubeload.Start(ctx, kubeload.Config{Namespace: c.ns, Image: c.generator, Generators: max(1, o.Generators), CPUs: genCPUs, Node: c.hosts.Generators, Networks: networks}); err != nil {
 		return err
 	}
 	r.logf("cluster: %d generator pod(s) ready", len(c.pool.Pods()))
@@ -187,6 +198,7 @@ func (r *runner) openCluster(ctx context.Context) error {
 	c.probe = &http.Client{Timeout: probeClient.Timeout, Transport: fetchTransport{c.pool}}
 	prov := c.desc
 	prov.Namespace, prov.Generators, prov.Images, prov.Accounting = c.ns.Name, len(c.pool.Pods()), maps.Clone(c.images), kube.Method
+	prov.Hosts = c.hosts.Summary
 	r.prov.Cluster = &prov
 	c.prov = &prov
 	r.prov.ResourceMethod = kube.Method
@@ -239,7 +251,7 @@ func (c *clusterLab) buildImages(ctx context.Context, r *runner) error {
 		return err
 	}
 	start := time.Now()
-	built, err := studyimage.Build(ctx, store, specs)
+	built, err := c.opts.Bases.Build(ctx, store, specs)
 	if err != nil {
 		return err
 	}
@@ -599,6 +611,7 @@ func (d *Deployment) startServicePods(ctx context.Context, values map[string]str
 		Secrets:   kubedeploy.Secrets(values),
 		Images:    images,
 		CPUs:      cd.lab.cpus,
+		Nodes:     cd.lab.hosts.Services,
 		Scope:     cd.scope,
 		LogDir:    c.logDir,
 		Progress:  c.progress,

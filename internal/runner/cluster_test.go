@@ -26,11 +26,15 @@ func TestRefusedOnCluster(t *testing.T) {
 		study, profile string
 		freeze         bool
 		want           []string // "" for none
+		hosts          bool
 	}{
-		{"ipc", "", false, []string{"step fault-pause-service", "event pause reviews", "cannot pause a pod", "event resume reviews"}},
-		{"ipc", "cluster", false, nil},
-		{"faas-gateway", "quick", false, nil},
-		{"faas-gateway", "quick", true, []string{"idle: freeze", "--idle run"}},
+		{"ipc", "", false, []string{"step fault-pause-service", "event pause reviews", "cannot pause a pod", "event resume reviews"}, false},
+		{"ipc", "cluster", false, nil, false},
+		{"faas-gateway", "quick", false, nil, false},
+		{"faas-gateway", "quick", true, []string{"idle: freeze", "--idle run"}, false},
+		// Hosts go to nodes of their own (kubehosts), checked against the
+		// cluster's nodes once it is reached.
+		{"faas-gateway", "quick", false, nil, true},
 	} {
 		t.Run(tc.study+"/"+tc.profile, func(t *testing.T) {
 			s, err := study.Load("../../studies/"+tc.study+"/study.yaml", tc.profile)
@@ -38,6 +42,9 @@ func TestRefusedOnCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.Interleave.Freeze = tc.freeze
+			if tc.hosts {
+				s.Hosts = []*study.Host{{Name: "edge", Services: []string{"gateway"}}, {Name: "functions", Services: []string{"rpc"}}}
+			}
 			err = refuseOnCluster(s)
 			if len(tc.want) == 0 {
 				if err != nil {
