@@ -185,14 +185,7 @@ func TestRouteCheck(t *testing.T) {
 // The cluster tests run on clustertest's cluster.
 var shared = clustertest.Shared{Netns: "msbench-deppod"}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := shared.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster down:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m) }
 
 func testCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()

@@ -29,14 +29,7 @@ import (
 // The integration tests run on a real cluster (clustertest).
 var shared = clustertest.Shared{Netns: "msbench-kube-kd"}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := shared.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster down:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m) }
 
 func testCluster(t *testing.T) *cluster.Cluster { return shared.Get(t) }
 

@@ -2,8 +2,6 @@ package kubehosts
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +18,7 @@ import (
 // The integration test runs on a real cluster (clustertest).
 var shared = clustertest.Shared{Netns: "msbench-kube-kh"}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := shared.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster down:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m) }
 
 // TestHostsOnTheLocalCluster: on the single-node cluster one host gets
 // the node, and the scheduler honours Affinity: a pod bound to it is

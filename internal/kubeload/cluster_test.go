@@ -3,7 +3,6 @@ package kubeload
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"net/netip"
@@ -45,14 +44,7 @@ var images struct {
 	err       error
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := shared.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster down:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m) }
 
 type testLog struct{ t *testing.T }
 

@@ -2,10 +2,8 @@ package linkpod
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,12 +42,7 @@ var shared struct {
 
 func TestMain(m *testing.M) {
 	shared.Netns = "msbench-linkpod-test"
-	code := m.Run()
-	if err := shared.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster down:", err)
-		code = 1
-	}
-	os.Exit(code)
+	shared.Main(m)
 }
 
 func testCluster(t *testing.T) {

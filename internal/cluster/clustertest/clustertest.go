@@ -89,6 +89,17 @@ func (s *Shared) Down() error {
 	return s.c.Down(context.Background())
 }
 
+// Main is a package's TestMain: its tests, then Down, exiting 1 when the
+// cluster could not be taken down.
+func (s *Shared) Main(m *testing.M) {
+	code := m.Run()
+	if err := s.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster down:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
 // Get GETs url with client (one that dials inside the cluster's network,
 // Cluster.DialContext) and returns the body of a 200 answer, or an error
 // saying what came instead.
