@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -230,13 +229,7 @@ func (p *Pod) createSecret(ctx context.Context) error {
 
 // redact withholds the password from err's message, plain or as the
 // Secret's base64.
-func (p *Pod) redact(err error) error {
-	if p.password == "" {
-		return err
-	}
-	msg := strings.ReplaceAll(err.Error(), p.password, "[withheld]")
-	return errors.New(strings.ReplaceAll(msg, base64.StdEncoding.EncodeToString([]byte(p.password)), "[withheld]"))
-}
+func (p *Pod) redact(err error) error { return kube.NewWithholder(p.password).Error(err) }
 
 func (p *Pod) labels() map[string]string { return kube.Labels(LabelDependency, p.base) }
 

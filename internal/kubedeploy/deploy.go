@@ -123,8 +123,8 @@ type Deployment struct {
 	services    []string
 	secret      string // the Secret's name, "" when none is left
 
-	secrets  []string          // Config.Secrets as secretList numbers them
-	withheld *strings.Replacer // secrets out of errors and saved logs
+	secrets  []string        // Config.Secrets as secretList numbers them
+	withheld kube.Withholder // secrets out of errors and saved logs
 }
 
 // Timeouts for a busy machine: a Service and its first pod are the API's
@@ -151,7 +151,7 @@ func Deploy(ctx context.Context, c Config) (*Deployment, error) {
 		c.Progress = func(string, ...any) {}
 	}
 	d := &Deployment{c: c, cs: c.Namespace.Client(), ns: c.Namespace.Name, secrets: secretList(c.Secrets)}
-	d.withheld = withholder(d.secrets)
+	d.withheld = kube.NewWithholder(d.secrets...)
 	values := maps.Clone(c.Values)
 	if values == nil {
 		values = map[string]string{}
@@ -175,7 +175,7 @@ func Deploy(ctx context.Context, c Config) (*Deployment, error) {
 		// What failed to start says why; what failed to stop after it
 		// would bury that.
 		_ = d.Stop()
-		return nil, d.redact(err)
+		return nil, d.withheld.Error(err)
 	}
 	d.values = values
 	return d, nil
@@ -370,7 +370,7 @@ func (d *Deployment) Restart(ctx context.Context, service string) error {
 		d.locked(func() { in.faulted = false })
 		d.c.Progress("  restarted %s in %s (pod %s)", in.Name, in.Ready.Sub(in.Started).Round(time.Millisecond), in.Pod)
 	}
-	return d.redact(errors.Join(errs...))
+	return d.withheld.Error(errors.Join(errs...))
 }
 
 // Terminate stops one instance (by its Instances name) as the lab stops a
@@ -516,5 +516,5 @@ func (d *Deployment) Stop() error {
 			d.secret = ""
 		}
 	}
-	return d.redact(errors.Join(errs...))
+	return d.withheld.Error(errors.Join(errs...))
 }

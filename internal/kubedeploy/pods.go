@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/msbench/msbench/internal/kube"
 )
 
 // awaitReady waits until an instance's pod is ready, and fails at once,
@@ -179,7 +181,7 @@ func (d *Deployment) saveLog(in *instance, pod *corev1.Pod) (wait func()) {
 // appendTo appends what r gives to file, each line with the secrets
 // withheld: the pods an instance ran one after another (Kill, Restart)
 // share its log.
-func appendTo(file string, r io.Reader, withheld *strings.Replacer) error {
+func appendTo(file string, r io.Reader, withheld kube.Withholder) error {
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

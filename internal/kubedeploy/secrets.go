@@ -2,8 +2,6 @@ package kubedeploy
 
 import (
 	"context"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,31 +64,4 @@ func (d *Deployment) createSecret(ctx context.Context) error {
 	}
 	d.secret = name
 	return nil
-}
-
-// withholder replaces each secret, plain or as its base64 (a Secret's
-// data as an API server echoes it), longest first.
-func withholder(secrets []string) *strings.Replacer {
-	forms := slices.Clone(secrets)
-	for _, s := range secrets {
-		forms = append(forms, base64.StdEncoding.EncodeToString([]byte(s)))
-	}
-	var pairs []string
-	for _, f := range secretList(forms) {
-		pairs = append(pairs, f, "[withheld]")
-	}
-	return strings.NewReplacer(pairs...)
-}
-
-// redact withholds the secrets from err's message; an error without one
-// is returned as it is, so that errors.Is still sees its causes.
-func (d *Deployment) redact(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := d.withheld.Replace(err.Error())
-	if msg == err.Error() {
-		return err
-	}
-	return errors.New(msg)
 }

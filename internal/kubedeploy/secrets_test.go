@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -171,23 +172,23 @@ func TestSecretInReadyCheck(t *testing.T) {
 // secret holding another whole.
 func TestWithheld(t *testing.T) {
 	const short, long = "s3cretPassw0rd", "xx-s3cretPassw0rd-yy"
-	d := &Deployment{withheld: withholder(secretList([]string{short, long, short, ""}))}
+	d := &Deployment{withheld: kube.NewWithholder(short, long, short, "")}
 	for _, tc := range []struct{ in, want string }{
 		{"login with " + short + " failed", "login with [withheld] failed"},
 		{"key " + long + ".", "key [withheld]."},
 		{`"data":{"MSBENCH_SECRET_0":"` + base64.StdEncoding.EncodeToString([]byte(long)) + `"}`, `"data":{"MSBENCH_SECRET_0":"[withheld]"}`},
 		{"no secret here", "no secret here"},
 	} {
-		if got := d.redact(errors.New(tc.in)); got.Error() != tc.want {
+		if got := d.withheld.Error(errors.New(tc.in)); got.Error() != tc.want {
 			t.Errorf("redact(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if d.redact(nil) != nil {
+	if d.withheld.Error(nil) != nil {
 		t.Error("redact(nil) is not nil")
 	}
 	// An error without a secret keeps its causes.
 	cause := errors.New("cause")
-	if err := d.redact(cause); err != cause {
+	if err := d.withheld.Error(cause); err != cause {
 		t.Errorf("redact changed %v", err)
 	}
 
