@@ -102,7 +102,8 @@ type Options struct {
 	// Default: one allocator shared by the whole process.
 	Ports *proc.PortAllocator
 	// BinDir, if set, is the only place server programs are looked for,
-	// instead of PATH and the Debian packages' own directories.
+	// instead of PATH and the Debian packages' own directories: one
+	// directory or several separated by colons, searched in order.
 	BinDir string
 	// Root is the msbench checkout, which holds tools/ferretdb and the
 	// build cache .cache/; default: found upwards from the working

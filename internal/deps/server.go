@@ -109,16 +109,19 @@ func runOnce(ctx context.Context, s proc.Spec) error {
 	return stopErr
 }
 
-// program finds an executable: only in e.binDir when that is set, else in
-// dirs (glob patterns for the packages' own directories, which come first
-// because PATH may hold a wrapper of the same name; the last match wins so
-// that the highest version of a versioned directory is used) and then on
-// PATH. hint says how to get it.
+// program finds an executable: only in e.binDir when that is set (a list
+// of directories as PATH is, the first holding it wins: a standard image
+// keeps a kind's programs in several, MariaDB's in /usr/sbin and
+// /usr/bin), else in dirs (glob patterns for the packages' own
+// directories, which come first because PATH may hold a wrapper of the
+// same name; the last match wins so that the highest version of a
+// versioned directory is used) and then on PATH. hint says how to get it.
 func program(e *env, name, hint string, dirs ...string) (string, error) {
 	if e.binDir != "" {
-		path := filepath.Join(e.binDir, name)
-		if isExecutable(path) {
-			return path, nil
+		for _, dir := range filepath.SplitList(e.binDir) {
+			if path := filepath.Join(dir, name); isExecutable(path) {
+				return path, nil
+			}
 		}
 		return "", fmt.Errorf("%s not found in %s: %s", name, e.binDir, hint)
 	}
