@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/image"
 )
 
@@ -32,24 +33,35 @@ import (
 // with cgo, glibc. A service that also runs by name a runtime of another
 // language than its image's is refused with a configured base, which is
 // not said to have that runtime.
+//
+// A dependency's kind (deps.Kind: postgres, redis, ...) may be a key too,
+// the base of that dependency's image (package deppod, which finds the
+// kind's server programs in it); the languages and the kinds share no
+// name.
 type Bases map[string]string
 
-// ParseBases reads the value of a flag giving bases, LANGUAGE=REFERENCE
-// separated by commas (java=eclipse-temurin:25-jre,native=debian:12-slim);
+// ParseBases reads the value of a flag giving bases, LANGUAGE=REFERENCE or
+// DEPENDENCY=REFERENCE separated by commas
+// (java=eclipse-temurin:25-jre,native=debian:12-slim,redis=redis:7-bookworm);
 // "" is none.
 func ParseBases(flag string) (Bases, error) {
 	bases := Bases{}
 	if strings.TrimSpace(flag) == "" {
 		return bases, nil
 	}
+	var kinds []string
+	for _, k := range deps.Kinds() {
+		kinds = append(kinds, string(k))
+	}
 	for _, part := range strings.Split(flag, ",") {
 		part = strings.TrimSpace(part)
 		lang, ref, ok := strings.Cut(part, "=")
 		switch {
 		case !ok || ref == "":
-			return nil, fmt.Errorf("base image %q: want LANGUAGE=REFERENCE, e.g. java=eclipse-temurin:25-jre", part)
-		case !slices.Contains(Languages, lang):
-			return nil, fmt.Errorf("base image %q: unknown language %q (known: %s)", part, lang, strings.Join(Languages, ", "))
+			return nil, fmt.Errorf("base image %q: want LANGUAGE=REFERENCE or DEPENDENCY=REFERENCE, e.g. java=eclipse-temurin:25-jre or redis=redis:7-bookworm", part)
+		case !slices.Contains(Languages, lang) && !slices.Contains(kinds, lang):
+			return nil, fmt.Errorf("base image %q: unknown language or dependency %q (known languages: %s; dependencies: %s)",
+				part, lang, strings.Join(Languages, ", "), strings.Join(kinds, ", "))
 		case bases[lang] != "":
 			return nil, fmt.Errorf("base image %q: a second base for %s (the first is %s)", part, lang, bases[lang])
 		}
