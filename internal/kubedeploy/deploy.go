@@ -186,15 +186,10 @@ func Deploy(ctx context.Context, c Config) (*Deployment, error) {
 // chooseAddrs does with ports.
 func (d *Deployment) createServices(ctx context.Context, values map[string]string) error {
 	s, v := d.c.Study, d.c.Variant
-	axes := s.Placeholders(v)
 	for _, svc := range s.Services {
-		if !svc.RunsIn(v) {
+		replicas := svc.Instances(v)
+		if replicas == 0 {
 			continue
-		}
-		replicas := svc.Replicas
-		if svc.ReplicasFrom != "" {
-			// The study file checked that every value of the axis is a count.
-			replicas, _ = strconv.Atoi(axes[svc.ReplicasFrom])
 		}
 		var addrs []string
 		for r := range replicas {
@@ -219,7 +214,7 @@ func (d *Deployment) createServices(ctx context.Context, values map[string]strin
 		values["service."+svc.Name+".port"] = strconv.Itoa(Port)
 	}
 	// Axis attributes may name builds, services and dependencies, now known.
-	for k, text := range axes {
+	for k, text := range s.Placeholders(v) {
 		var err error
 		if values[k], err = placeholder.Expand(text, values); err != nil {
 			return fmt.Errorf("deploy: variant value %s: %w", k, err)

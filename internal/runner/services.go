@@ -157,16 +157,11 @@ func (d *Deployment) removeWorkDir() error { return os.RemoveAll(d.tmp) }
 // listen, and publishes them as {service.NAME.addr|addrs|port}.
 func (d *Deployment) chooseAddrs(_ context.Context, values map[string]string) error {
 	c := d.cfg
-	axes := c.study.Placeholders(c.variant)
 	d.addrs = map[string][]string{}
 	for _, svc := range c.study.Services {
-		if !svc.RunsIn(c.variant) {
+		replicas := svc.Instances(c.variant)
+		if replicas == 0 {
 			continue
-		}
-		replicas := svc.Replicas
-		if svc.ReplicasFrom != "" {
-			// The study file checked that every value of the axis is a count.
-			replicas, _ = strconv.Atoi(axes[svc.ReplicasFrom])
 		}
 		for range replicas {
 			port, err := c.ports.Next()
@@ -185,7 +180,7 @@ func (d *Deployment) chooseAddrs(_ context.Context, values map[string]string) er
 		values["service."+svc.Name+".port"] = port
 	}
 	// Axis attributes may name builds, services and dependencies, now known.
-	for k, v := range axes {
+	for k, v := range c.study.Placeholders(c.variant) {
 		var err error
 		if values[k], err = placeholder.Expand(v, values); err != nil {
 			return fmt.Errorf("deploy: variant value %s: %w", k, err)

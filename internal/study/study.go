@@ -30,6 +30,7 @@ package study
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,6 +156,21 @@ func (svc *Service) RunsIn(v Variant) bool {
 		}
 	}
 	return true
+}
+
+// Instances is how many instances of svc variant v runs: none where it
+// does not run in v, else its replicas, or its axis's value in v where
+// the count comes from one (the study file checked that every value of
+// the axis is a count).
+func (svc *Service) Instances(v Variant) int {
+	if !svc.RunsIn(v) {
+		return 0
+	}
+	if svc.ReplicasFrom != "" {
+		n, _ := strconv.Atoi(v.Get(svc.ReplicasFrom))
+		return n
+	}
+	return svc.Replicas
 }
 
 // Ready says how to tell a service can take requests.

@@ -1,6 +1,8 @@
 package study
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -54,5 +56,44 @@ func TestWhenErrors(t *testing.T) {
 				t.Fatalf("got %v\nwant %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// Instances: none where a service does not run, its replicas, or its
+// axis's value in the variant.
+func TestInstances(t *testing.T) {
+	const yaml = `study: n
+variants:
+  framework: [spring, nest]
+  instances: ["1", "3"]
+services:
+  registry:
+    command: "reg"
+    when: {framework: [spring]}
+    ready: {tcp: "{addr}"}
+  cache: {command: "c", replicas: 2, ready: {tcp: "{addr}"}}
+  gateway: {command: "gw", replicas: "{instances}", ready: {tcp: "{addr}"}}
+load: {service: gateway, steps: [{name: s, requests: 1, targets: [{path: /}]}]}
+`
+	s, err := Parse("n.yaml", []byte(yaml), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range s.Matrix() {
+		var counts []string
+		for _, svc := range s.Services {
+			counts = append(counts, fmt.Sprintf("%s=%d", svc.Name, svc.Instances(v)))
+		}
+		got[v.Key()] = strings.Join(counts, " ")
+	}
+	want := map[string]string{
+		"spring-1": "registry=1 cache=2 gateway=1",
+		"spring-3": "registry=1 cache=2 gateway=3",
+		"nest-1":   "registry=0 cache=2 gateway=1",
+		"nest-3":   "registry=0 cache=2 gateway=3",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }
