@@ -54,26 +54,10 @@ func Assign(ctx context.Context, cs kubernetes.Interface, hosts []*study.Host) (
 	if len(hosts) == 0 {
 		return Assignment{}, nil
 	}
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	usable, skipped, err := nodes(ctx, cs)
 	if err != nil {
-		return Assignment{}, fmt.Errorf("hosts: the cluster's nodes: %w", err)
+		return Assignment{}, fmt.Errorf("hosts: %w", err)
 	}
-	var usable []corev1.Node
-	var skipped []string // "node (why)", by node name
-	for _, n := range list.Items {
-		if why := unusable(n); why != "" {
-			skipped = append(skipped, fmt.Sprintf("%s (%s)", n.Name, why))
-			continue
-		}
-		usable = append(usable, n)
-	}
-	slices.SortFunc(usable, func(a, b corev1.Node) int {
-		if c := b.Status.Allocatable.Cpu().Cmp(*a.Status.Allocatable.Cpu()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
-	slices.Sort(skipped)
 	var names []string
 	for _, h := range hosts {
 		names = append(names, h.Name)
@@ -99,6 +83,30 @@ func Assign(ctx context.Context, cs kubernetes.Interface, hosts []*study.Host) (
 	}
 	a.Summary = fmt.Sprintf("%s; %s%s", strings.Join(placed, ", "), gen, skippedText(skipped))
 	return a, nil
+}
+
+// nodes lists the nodes a run's pods can be bound to, most allocatable
+// CPU first, then by name, and the others as "node (why)", by name.
+func nodes(ctx context.Context, cs kubernetes.Interface) (usable []corev1.Node, skipped []string, err error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the cluster's nodes: %w", err)
+	}
+	for _, n := range list.Items {
+		if why := unusable(n); why != "" {
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", n.Name, why))
+			continue
+		}
+		usable = append(usable, n)
+	}
+	slices.SortFunc(usable, func(a, b corev1.Node) int {
+		if c := b.Status.Allocatable.Cpu().Cmp(*a.Status.Allocatable.Cpu()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	slices.Sort(skipped)
+	return usable, skipped, nil
 }
 
 // unusable says why a run's pods cannot be bound to a node; "" when they

@@ -186,7 +186,10 @@ func (r *runner) openCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	genCPUs := c.grant(r, max(1, o.Generators))
+	genCPUs, err := c.grant(ctx, cs, r, max(1, o.Generators))
+	if err != nil {
+		return err
+	}
 	if c.pool, err = kubeload.Start(ctx, kubeload.Config{Namespace: c.ns, Image: c.generator, Generators: max(1, o.Generators), CPUs: genCPUs, Node: c.hosts.Generators, Networks: networks}); err != nil {
 		return err
 	}
@@ -213,32 +216,59 @@ func (r *runner) openCluster(ctx context.Context) error {
 // per service as requests and limits, Guaranteed QoS) where the nodes can
 // grant them all with the generators', and returns each generator's; a
 // placement the nodes cannot grant is given as limits of nothing, with a
-// warning, rather than leave pods unschedulable.
-func (c *clusterLab) grant(r *runner, generators int) float64 {
+// warning, rather than leave pods unschedulable. What must fit at once is
+// every variant's deployment where the run interleaves (they are all up
+// through a repetition), else each one alone, with the generators, each
+// pod on one node and a host's on its own.
+func (c *clusterLab) grant(ctx context.Context, cs kubernetes.Interface, r *runner, generators int) (float64, error) {
 	gen := float64(len(r.place.generator))
-	want := gen * float64(generators)
 	cpus := map[string]float64{}
 	for _, svc := range r.study.Services {
 		if n := len(r.place.service(svc.Name)); n > 0 {
 			cpus[svc.Name] = float64(n)
-			want += float64(n * max(1, svc.Replicas))
 		}
 	}
-	var have float64
-	for _, n := range c.desc.Nodes {
-		have += n.AllocatableCPUs
+	if gen == 0 && len(cpus) == 0 {
+		return 0, nil
 	}
-	if want == 0 {
-		return 0
+	nodes, err := kubehosts.Capacities(ctx, cs)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: placement: %w", err)
 	}
-	if want > have {
-		c.refused = fmt.Sprintf("the placement's %g CPUs for the generators and services are more than the nodes' %g allocatable: none reserved", want, have)
-		r.logf("warning: cluster: %s or limited", c.refused)
-		return 0
+	var gens []kubehosts.Pod
+	if gen > 0 {
+		for i := range generators {
+			gens = append(gens, kubehosts.Pod{Name: fmt.Sprintf("generator %d", i+1), CPUs: gen, Node: c.hosts.Generators})
+		}
+	}
+	together := [][]study.Variant{r.study.Runs()}
+	if !r.interleaves() {
+		together = nil
+		for _, v := range r.study.Runs() {
+			together = append(together, []study.Variant{v})
+		}
+	}
+	for _, group := range together {
+		pods := slices.Clone(gens)
+		for _, v := range group {
+			for _, svc := range r.study.Services {
+				if cpus[svc.Name] == 0 {
+					continue
+				}
+				for i := range svc.Instances(v) {
+					pods = append(pods, kubehosts.Pod{Name: fmt.Sprintf("%s's %s #%d", v.Key(), svc.Name, i+1), CPUs: cpus[svc.Name], Node: c.hosts.Services[svc.Name]})
+				}
+			}
+		}
+		if err := kubehosts.Fit(nodes, pods); err != nil {
+			c.refused = fmt.Sprintf("the placement's CPUs cannot all be granted: %v: none reserved", err)
+			r.logf("warning: cluster: %s or limited", c.refused)
+			return 0, nil
+		}
 	}
 	c.cpus = cpus
 	r.logf("cluster: CPUs reserved and limited as the placement asks: %g per generator, services %v", gen, cpus)
-	return gen
+	return gen, nil
 }
 
 // buildImages builds every image the run needs and makes the cluster hold

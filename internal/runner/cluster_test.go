@@ -13,8 +13,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/msbench/msbench/internal/image"
+	"github.com/msbench/msbench/internal/placement"
 	"github.com/msbench/msbench/internal/study"
 	"github.com/msbench/msbench/internal/studyimage"
 )
@@ -102,5 +106,56 @@ func TestImagesPushedToARegistry(t *testing.T) {
 	}
 	if p := studyimage.PullPolicy(ref); p != corev1.PullIfNotPresent {
 		t.Errorf("pull policy %s for a pushed image", p)
+	}
+}
+
+// The placement's CPUs are reserved only where every pod that runs at
+// once fits: all the variants' deployments when the run interleaves,
+// each alone when it does not.
+func TestGrantCountsTheDeploymentsUpAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cpus       string // the one node's allocatable
+		sequential bool
+		reserved   bool
+	}{
+		{"a large node", "64", false, true},
+		// faas-gateway places the generator, the gateway and the RPC
+		// server on a core each: three CPUs hold one deployment, not
+		// its every variant at once.
+		{"interleaved on three", "3", false, false},
+		{"sequential on three", "3", true, true},
+		{"sequential on two", "2", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := study.Load("../../studies/faas-gateway/study.yaml", "quick")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range s.Load.Steps {
+				st.Interleaved = st.Interleaved && !tc.sequential
+			}
+			place, err := planPlacement(s, placement.CPUs{0, 1, 2}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &runner{study: s, opts: Options{Log: io.Discard}}
+			r.place = place
+			c := &clusterLab{}
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node"}, Status: corev1.NodeStatus{
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(tc.cpus)},
+				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			}}
+			gen, err := c.grant(context.Background(), fake.NewSimpleClientset(n), r, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := gen == 1 && c.cpus["gateway"] == 1 && c.refused == ""; got != tc.reserved {
+				t.Fatalf("reserved: %v (generator %g, services %v, refused %q), want %v", got, gen, c.cpus, c.refused, tc.reserved)
+			}
+			if !tc.reserved && (gen != 0 || c.cpus != nil || !strings.Contains(c.refused, "cannot all be granted")) {
+				t.Fatalf("not reserved, but generator %g, services %v, refused %q", gen, c.cpus, c.refused)
+			}
+		})
 	}
 }
