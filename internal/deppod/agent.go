@@ -2,13 +2,15 @@
 // FerretDB) as a Kubernetes pod: the agent that `msbench dependency KIND`
 // runs in the container, which is package deps's own start-up (initdb,
 // config files, accounts, readiness) on the pod's address with the
-// password of a Kubernetes Secret, and the images for the local cluster,
-// built from Debian's packages and a static msbench.
+// password of a Kubernetes Secret, and its images: a static msbench on
+// Debian's packages for the local cluster, or on a configured base such as
+// the official postgres image (BuildOn), whose own server programs the
+// agent runs.
 //
 // A Kubernetes backend runs one so:
 //
 //	store := &image.Store{Dir: filepath.Join(root, ".cache", "images")}
-//	b, err := deppod.Build(ctx, store, root, deps.Postgres)
+//	b, err := deppod.BuildOn(ctx, store, root, deps.Postgres, bases["postgres"]) // "": Build's
 //	archive, err := b.WriteArchive(dir) // ctr -n k8s.io images import archive
 //	p, err := deppod.Deploy(ctx, ns, "db", deps.Postgres, b.Ref, limits)
 //	// p.Values(): dep.db.KEY; p.Restart, p.Kill and p.Start: faults

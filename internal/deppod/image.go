@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/msbench/msbench/internal/deps"
@@ -49,30 +52,70 @@ var packages = map[deps.Kind][]string{
 // checkout at root built static at Binary, and the entrypoint `msbench
 // dependency KIND`. Mongo adds FerretDB from the checkout's tools/ferretdb,
 // built static. Its Ref is msbench.local/msbench-KIND:DIGEST12.
-//
-// A real cluster can pull standard images instead only if they run the
-// agent: the backend then builds the same layers on a pulled base
-// (image.Pull of postgres:15-bookworm, say, whose programs are where
-// Debian's are) rather than a Debian one.
 func Build(ctx context.Context, store *image.Store, root string, kind deps.Kind) (studyimage.Built, error) {
 	pkgs, ok := packages[kind]
 	if !ok {
 		_, err := deps.ParseKind(string(kind))
 		return studyimage.Built{}, fmt.Errorf("dependency image: %w", err)
 	}
-	name := "msbench-" + string(kind)
-	fail := func(err error) (studyimage.Built, error) {
-		return studyimage.Built{}, fmt.Errorf("image %s: %w", name, err)
-	}
 	img, err := store.Debian(ctx, image.Debian{Suite: suite, Packages: pkgs})
+	if err != nil {
+		return studyimage.Built{}, fmt.Errorf("image msbench-%s: %w", kind, err)
+	}
+	var bin []string
+	if kind == deps.Mongo {
+		bin = []string{postgresBin}
+	}
+	return build(ctx, store, root, kind, img, bin, image.Config{}, studyimage.Spec{Packages: pkgs})
+}
+
+// BuildOn builds kind's image as Build does, but on base, an image
+// reference (a --base-image DEPENDENCY=REFERENCE: postgres:16-bookworm,
+// redis:7-bookworm, ...), fetched once and kept in the store
+// (image.Store.Remote), in place of Debian's; "" is Build's. The agent runs
+// the base's own server programs, which Programs finds in it, a base
+// lacking them being refused before anything is deployed; the entrypoint
+// names their directories (--bin), and mongo's FerretDB goes beside the
+// base's PostgreSQL. The image runs as root, whatever user the base names,
+// for the agent to prepare the data directory and run each server as its
+// system user; the base's environment (its PATH) stays.
+func BuildOn(ctx context.Context, store *image.Store, root string, kind deps.Kind, base string) (studyimage.Built, error) {
+	if base == "" {
+		return Build(ctx, store, root, kind)
+	}
+	fail := func(err error) (studyimage.Built, error) {
+		return studyimage.Built{}, fmt.Errorf("image msbench-%s: %w", kind, err)
+	}
+	ref, err := name.ParseReference(base)
+	if err != nil {
+		return fail(fmt.Errorf("base %s: %w", base, err))
+	}
+	img, err := store.Remote(ctx, ref)
+	if err != nil {
+		return fail(fmt.Errorf("base %s: %w", base, err))
+	}
+	bin, err := Programs(base, img.Image, kind)
 	if err != nil {
 		return fail(err)
 	}
+	return build(ctx, store, root, kind, img.Image, bin, image.Config{User: "0"}, studyimage.Spec{})
+}
+
+// build puts msbench (and mongo's FerretDB, in bin's first directory) on
+// img, with the entrypoint `msbench dependency KIND` and --bin when bin is
+// set; spec says what img gives.
+func build(ctx context.Context, store *image.Store, root string, kind deps.Kind, img v1.Image, bin []string, cfg image.Config, spec studyimage.Spec) (studyimage.Built, error) {
+	repo := "msbench-" + string(kind)
+	fail := func(err error) (studyimage.Built, error) {
+		return studyimage.Built{}, fmt.Errorf("image %s: %w", repo, err)
+	}
 	bins := []image.GoBinary{{Dir: root, Pkg: "./cmd/msbench", Path: Binary}}
-	entrypoint := []string{Binary, "dependency", string(kind)}
+	cfg.Entrypoint = []string{Binary, "dependency", string(kind)}
 	if kind == deps.Mongo {
-		bins = append(bins, image.GoBinary{Dir: filepath.Join(root, "tools", "ferretdb"), Pkg: ".", Path: postgresBin + "/ferretdb"})
-		entrypoint = append(entrypoint, "--bin", postgresBin)
+		bins = append(bins, image.GoBinary{Dir: filepath.Join(root, "tools", "ferretdb"), Pkg: ".", Path: bin[0] + "/ferretdb"})
+	}
+	if len(bin) > 0 {
+		cfg.Entrypoint = append(cfg.Entrypoint, "--bin", strings.Join(bin, ":"))
 	}
 	for _, b := range bins {
 		static, err := store.GoStatic(ctx, b)
@@ -87,15 +130,15 @@ func Build(ctx context.Context, store *image.Store, root string, kind deps.Kind)
 			return fail(err)
 		}
 	}
-	built, err := store.Build(ctx, image.Spec{Base: img, Config: image.Config{Entrypoint: entrypoint}})
+	built, err := store.Build(ctx, image.Spec{Base: img, Config: cfg})
 	if err != nil {
 		return fail(err)
 	}
-	spec := studyimage.Spec{Name: name, Packages: pkgs, Dir: "/"}
+	spec.Name, spec.Dir = repo, "/"
 	for _, b := range bins {
 		spec.Paths = append(spec.Paths, studyimage.Path{Path: b.Path, Why: "built static from " + b.Pkg})
 	}
-	return studyimage.Built{Spec: spec, Image: built, Ref: studyimage.Registry + "/" + name + ":" + built.Digest.Hex[:12]}, nil
+	return studyimage.Built{Spec: spec, Image: built, Ref: studyimage.Registry + "/" + repo + ":" + built.Digest.Hex[:12]}, nil
 }
 
 // Args are the arguments a pod gives the entrypoint: listen on the pod's

@@ -33,6 +33,7 @@ import (
 	"github.com/msbench/msbench/internal/image/imagetest"
 	"github.com/msbench/msbench/internal/kube"
 	"github.com/msbench/msbench/internal/study"
+	"github.com/msbench/msbench/internal/studyimage"
 )
 
 func TestServiceValues(t *testing.T) {
@@ -272,6 +273,20 @@ func restricted(ctx context.Context, t *testing.T, c *cluster.Cluster) kube.Targ
 	return target
 }
 
+// imported imports b into the cluster's containerd, and returns a
+// namespace of the test's own.
+func imported(ctx context.Context, t *testing.T, c *cluster.Cluster, b studyimage.Built) *kube.Namespace {
+	t.Helper()
+	archive, err := b.WriteArchive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+	return testNamespace(ctx, t, c)
+}
+
 // podsOf are the names of the dependency's pods in the namespace.
 func podsOf(ctx context.Context, t *testing.T, p *Pod) []string {
 	t.Helper()
@@ -407,14 +422,7 @@ func testDependencyPod(t *testing.T, kind deps.Kind, use keeper) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archive, err := b.WriteArchive(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ImportImage(ctx, archive); err != nil {
-		t.Fatal(err)
-	}
-	ns := testNamespace(ctx, t, c)
+	ns := imported(ctx, t, c, b)
 	began := time.Now()
 	p, err := Deploy(ctx, ns, "dep", kind, b.Ref, study.Limits{CPUs: 0.5, MemoryBytes: 512 << 20})
 	if err != nil {
