@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/msbench/msbench/internal/image"
@@ -59,11 +60,15 @@ func sourceKey(ctx context.Context, flags string, files ...string) (string, erro
 // goBuild builds pkg (a directory) into out with -trimpath, stripped,
 // with extra linker flags. -trimpath keeps the compiled packages the same
 // whatever the checkout's path, so the build cache serves every checkout.
-// It keeps the machine's cgo setting, whose cache the other builds share.
+// It takes Go's own cgo default for this machine, not the caller's
+// CGO_ENABLED (make turns cgo off for msbench's builds): the cache key
+// does not hold the setting, so the output must not depend on who built it.
 func goBuild(ctx context.Context, dir, pkg, out string, ldflags string, log io.Writer) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w "+ldflags, "-o", out, pkg)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "CGO_ENABLED=")
+	}), "GOWORK=off")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = log, io.MultiWriter(log, &stderr)
 	if err := cmd.Run(); err != nil {
