@@ -51,7 +51,7 @@ func (s *rabbitmq) init(_ context.Context, e *env) error {
 	if s.epmdPort, err = e.ports.Next(); err != nil {
 		return err
 	}
-	for _, d := range []string{"home", "mnesia", "log"} {
+	for _, d := range []string{"home", "mnesia", "log", "conf.d"} {
 		if err := os.Mkdir(e.path(d), 0o755); err != nil {
 			return err
 		}
@@ -114,6 +114,10 @@ func (s *rabbitmq) launches(e *env) []launch {
 		"RABBITMQ_CONF_ENV_FILE=" + e.path("rabbitmq-env.conf"),
 		"RABBITMQ_CONFIG_FILE=" + e.path("rabbitmq"), // .conf, written by init
 		"RABBITMQ_ADVANCED_CONFIG_FILE=" + e.path("advanced.config"),
+		// Empty: not the system's /etc/rabbitmq/conf.d, which a standard
+		// image fills (rabbitmq:3.13's sets a management plugin's key,
+		// fatal without the plugin).
+		"RABBITMQ_CONFIG_FILES=" + e.path("conf.d"),
 		// Added to, not replacing, the script's tuned VM arguments.
 		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1} -start_epmd false",
 	}

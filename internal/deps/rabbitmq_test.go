@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -52,5 +54,22 @@ func rabbitUse(ctx context.Context, in *Instance, key string) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("no message consumed: %w", ctx.Err())
+	}
+}
+
+// The broker reads the instance's configuration alone, not the files a
+// system (a standard image's /etc/rabbitmq/conf.d) would add: here those
+// the environment names, one with a setting RabbitMQ refuses to boot on.
+func TestRabbitMQReadsNoSystemConfigFiles(t *testing.T) {
+	conf := t.TempDir()
+	if err := os.WriteFile(filepath.Join(conf, "10-system.conf"), []byte("no_such_setting = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RABBITMQ_CONFIG_FILES", conf)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	in := startForTest(ctx, t, RabbitMQ)
+	if err := rabbitUse(ctx, in, "alone"); err != nil {
+		t.Fatal(err)
 	}
 }
