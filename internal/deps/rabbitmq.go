@@ -115,8 +115,9 @@ func (s *rabbitmq) launches(e *env) []launch {
 		"RABBITMQ_CONFIG_FILE=" + e.path("rabbitmq"), // .conf, written by init
 		"RABBITMQ_ADVANCED_CONFIG_FILE=" + e.path("advanced.config"),
 		// Empty: not the system's /etc/rabbitmq/conf.d, which a standard
-		// image fills (rabbitmq:3.13's sets a management plugin's key,
-		// fatal without the plugin).
+		// image fills (rabbitmq:3.13's opens guest to remote clients and
+		// sets the management agent's collection), and where a key the
+		// broker does not know stops its boot.
 		"RABBITMQ_CONFIG_FILES=" + e.path("conf.d"),
 		// Added to, not replacing, the script's tuned VM arguments.
 		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1} -start_epmd false",
