@@ -101,8 +101,8 @@ func Programs(base string, img v1.Image, kind deps.Kind) ([]string, error) {
 		for _, prog := range group {
 			first := dirs[slices.IndexFunc(dirs, func(d string) bool { return fs.executable(d, prog) })]
 			if first != chosen[i] {
-				return nil, fmt.Errorf("base %s cannot run %s: %s is in %s, searched first, and in %s beside %s",
-					base, kind, prog, first, chosen[i], strings.Join(group, " and "))
+				return nil, fmt.Errorf("base %s cannot run %s: the agent would take %s from %s, searched first for %s, not from %s",
+					base, kind, prog, first, strings.Join(n.programs[slices.Index(chosen, first)], " and "), chosen[i])
 			}
 		}
 	}

@@ -97,14 +97,16 @@ func baseOf(t *testing.T, path string, layers ...[]file) v1.Image {
 // mariadb:11), through links, with whiteouts applied, and a base without
 // them is refused naming the base, the kind and what it lacks.
 func TestPrograms(t *testing.T) {
-	const rabbitPATH = "/opt/rabbitmq/sbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// rabbitmq:3.13 builds Erlang into /opt/erlang, whose bin holds links
+	// into lib/erlang, whose bin holds links into the runtime's.
+	const rabbitPATH = "/opt/rabbitmq/sbin:/opt/erlang/bin:/opt/openssl/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	erlang := []file{
-		{name: "/usr/local/lib/erlang/erts-14.2/bin/epmd"},
-		{name: "/usr/local/lib/erlang/erts-14.2/bin/erlexec"},
-		{name: "/usr/local/lib/erlang/bin/epmd", link: "../erts-14.2/bin/epmd"},
-		{name: "/usr/local/lib/erlang/bin/erl", mode: 0o755, body: "#!/bin/sh\n"},
-		{name: "/usr/local/bin/epmd", link: "../lib/erlang/bin/epmd"},
-		{name: "/usr/local/bin/erl", link: "/usr/local/lib/erlang/bin/erl"},
+		{name: "/opt/erlang/lib/erlang/erts-14.2.5/bin/epmd"},
+		{name: "/opt/erlang/lib/erlang/erts-14.2.5/bin/erlexec"},
+		{name: "/opt/erlang/lib/erlang/bin/epmd", link: "../erts-14.2.5/bin/epmd"},
+		{name: "/opt/erlang/lib/erlang/bin/erl", body: "#!/bin/sh\n"},
+		{name: "/opt/erlang/bin/epmd", link: "../lib/erlang/bin/epmd"},
+		{name: "/opt/erlang/bin/erl", link: "/opt/erlang/lib/erlang/bin/erl"},
 	}
 	tests := []struct {
 		name string
@@ -134,7 +136,7 @@ func TestPrograms(t *testing.T) {
 			want: []string{"/usr/sbin", "/usr/bin"}},
 		{name: "rabbitmq and Erlang's links", kind: deps.RabbitMQ,
 			img:  baseOf(t, rabbitPATH, append([]file{{name: "/opt/rabbitmq/sbin/rabbitmq-server"}}, erlang...)),
-			want: []string{"/opt/rabbitmq/sbin", "/usr/local/bin"}},
+			want: []string{"/opt/rabbitmq/sbin", "/opt/erlang/bin"}},
 		{name: "a usr-merged /bin is /usr/bin", kind: deps.Redis,
 			img:  baseOf(t, "/bin:/usr/bin", []file{passwd("redis"), {name: "/bin", link: "usr/bin"}, {name: "/usr/bin/redis-server"}}),
 			want: []string{"/usr/bin"}},
@@ -171,11 +173,11 @@ func TestPrograms(t *testing.T) {
 			img: baseOf(t, "", []file{passwd("mariadb"), {name: "/usr/sbin/mariadbd"}, {name: "/usr/bin/mariadb-install-db"}}),
 			err: "base B cannot run mariadb: it has no system user mysql in /etc/passwd"},
 		{name: "rabbitmq without erl on PATH", kind: deps.RabbitMQ,
-			img: baseOf(t, "/opt/rabbitmq/sbin:/usr/local/lib/erlang/erts-14.2/bin", append([]file{{name: "/opt/rabbitmq/sbin/rabbitmq-server"}}, erlang...)),
-			err: "base B cannot run rabbitmq: it has no erl on the image's PATH /opt/rabbitmq/sbin:/usr/local/lib/erlang/erts-14.2/bin"},
+			img: baseOf(t, "/opt/rabbitmq/sbin:/opt/erlang/lib/erlang/erts-14.2.5/bin", append([]file{{name: "/opt/rabbitmq/sbin/rabbitmq-server"}}, erlang...)),
+			err: "base B cannot run rabbitmq: it has no erl on the image's PATH /opt/rabbitmq/sbin:/opt/erlang/lib/erlang/erts-14.2.5/bin"},
 		{name: "an epmd the list would take before the one found", kind: deps.RabbitMQ,
-			img: baseOf(t, "/usr/local/bin:/opt/rabbitmq/sbin", append([]file{{name: "/opt/rabbitmq/sbin/rabbitmq-server"}, {name: "/opt/rabbitmq/sbin/epmd"}}, erlang...)),
-			err: "base B cannot run rabbitmq: epmd is in /opt/rabbitmq/sbin, searched first, and in /usr/local/bin beside epmd"},
+			img: baseOf(t, "/opt/erlang/bin:/opt/rabbitmq/sbin", append([]file{{name: "/opt/rabbitmq/sbin/rabbitmq-server"}, {name: "/opt/rabbitmq/sbin/epmd"}}, erlang...)),
+			err: "base B cannot run rabbitmq: the agent would take epmd from /opt/rabbitmq/sbin, searched first for rabbitmq-server, not from /opt/erlang/bin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
