@@ -78,21 +78,7 @@ func TestDependenciesRunInTheirImages(t *testing.T) {
 			defer conn.Close()
 			return fmt.Sprintf("RabbitMQ %v", conn.Properties["version"]), nil
 		}},
-		{deps.MariaDB, func(ctx context.Context, v map[string]string) (string, error) {
-			cfg, err := mysql.ParseDSN(v["dsn"])
-			if err != nil {
-				return "", err
-			}
-			connector, err := mysql.NewConnector(cfg)
-			if err != nil {
-				return "", err
-			}
-			db := sql.OpenDB(connector)
-			defer db.Close()
-			var version string
-			err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
-			return "MariaDB " + version, err
-		}},
+		{deps.MariaDB, mariadbVersion},
 		{deps.Mongo, func(ctx context.Context, v map[string]string) (string, error) {
 			c, err := mongodriver.Connect(ctx, options.Client().ApplyURI(v["url"]))
 			if err != nil {
@@ -139,6 +125,23 @@ func TestDependenciesRunInTheirImages(t *testing.T) {
 			runInImage(ctx, t, b.Image, cfg.Config.Entrypoint, cfg.Config.Env, tt.use)
 		})
 	}
+}
+
+// mariadbVersion asks the MariaDB of values its version.
+func mariadbVersion(ctx context.Context, v map[string]string) (string, error) {
+	cfg, err := mysql.ParseDSN(v["dsn"])
+	if err != nil {
+		return "", err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return "", err
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	var version string
+	err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
+	return "MariaDB " + version, err
 }
 
 // runInImage unpacks img, runs entrypoint in it on a loopback port with a

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -101,6 +102,44 @@ func TestDependencyPodOnBase(t *testing.T) {
 			t.Errorf("PING with the right password %v: %q, %v", right, pong, err)
 		}
 	}
+}
+
+// MariaDB's image on a base from a registry, Debian's image itself, whose
+// programs are in two directories: the agent is given both (--bin
+// /usr/sbin:/usr/bin) and runs in the image.
+func TestDependencyOnBaseInTwoDirectories(t *testing.T) {
+	if os.Getenv("MSBENCH_ALL_DEPENDENCY_IMAGES") == "" {
+		t.Skip("MariaDB's image costs a Debian base of its own; MSBENCH_ALL_DEPENDENCY_IMAGES=1 runs it")
+	}
+	store := imagetest.Store(t)
+	root := filepath.Dir(filepath.Dir(store.Dir))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	debian, err := store.Debian(ctx, image.Debian{Suite: suite, Packages: packages[deps.MariaDB]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := imagetest.Registry(t)
+	ref := host + "/mariadb-debian:11"
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, debian, remote.WithContext(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := BuildOn(ctx, store, root, deps.MariaDB, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := b.Image.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{Binary, "dependency", "mariadb", "--bin", "/usr/sbin:/usr/bin"}; !slices.Equal(cfg.Config.Entrypoint, want) {
+		t.Fatalf("entrypoint %q, want %q", cfg.Config.Entrypoint, want)
+	}
+	runInImage(ctx, t, b.Image, cfg.Config.Entrypoint, cfg.Config.Env, mariadbVersion)
 }
 
 // movedRedis is debian with redis-server moved to /usr/local/bin (Debian's
