@@ -44,17 +44,7 @@ func TestDependencyPodOnBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := movedRedis(t, debian)
-	host, _ := imagetest.Registry(t)
-	ref := host + "/redis-elsewhere:7"
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, base, remote.WithContext(ctx)); err != nil {
-		t.Fatal(err)
-	}
-
-	b, err := BuildOn(ctx, store, root, deps.Redis, ref)
+	b, err := BuildOn(ctx, store, root, deps.Redis, pushed(ctx, t, base, "redis-elsewhere:7"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +109,7 @@ func TestDependencyOnBaseInTwoDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, _ := imagetest.Registry(t)
-	ref := host + "/mariadb-debian:11"
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, debian, remote.WithContext(ctx)); err != nil {
-		t.Fatal(err)
-	}
-	b, err := BuildOn(ctx, store, root, deps.MariaDB, ref)
+	b, err := BuildOn(ctx, store, root, deps.MariaDB, pushed(ctx, t, debian, "mariadb-debian:11"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +121,21 @@ func TestDependencyOnBaseInTwoDirectories(t *testing.T) {
 		t.Fatalf("entrypoint %q, want %q", cfg.Config.Entrypoint, want)
 	}
 	runInImage(ctx, t, b.Image, cfg.Config.Entrypoint, cfg.Config.Env, mariadbVersion)
+}
+
+// pushed pushes img as repo (NAME:TAG) to a registry of the test's own
+// on loopback, and returns its reference there.
+func pushed(ctx context.Context, t *testing.T, img v1.Image, repo string) string {
+	t.Helper()
+	host, _ := imagetest.Registry(t)
+	ref, err := name.ParseReference(host + "/" + repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	return ref.String()
 }
 
 // movedRedis is debian with redis-server moved to /usr/local/bin (Debian's
