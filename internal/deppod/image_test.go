@@ -119,8 +119,14 @@ func TestDependenciesRunInTheirImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := []string{Binary, "dependency", string(tt.kind)}; !slices.Equal(cfg.Config.Entrypoint[:3], want) {
-				t.Fatalf("entrypoint %q, want %q", cfg.Config.Entrypoint, want)
+			// Debian's layout, which the agent knows: no --bin but for
+			// FerretDB, and the base's user.
+			want := []string{Binary, "dependency", string(tt.kind)}
+			if tt.kind == deps.Mongo {
+				want = append(want, "--bin", postgresBin)
+			}
+			if !slices.Equal(cfg.Config.Entrypoint, want) || cfg.Config.User != "" {
+				t.Fatalf("entrypoint %q as user %q, want %q as the base's", cfg.Config.Entrypoint, cfg.Config.User, want)
 			}
 			runInImage(ctx, t, b.Image, cfg.Config.Entrypoint, cfg.Config.Env, tt.use)
 		})
