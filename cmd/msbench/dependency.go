@@ -69,6 +69,6 @@ Exit status: 0 stopped, 1 failure, 2 bad usage or password, 130 interrupted befo
 	fl.StringVar(&listen, "listen", "", "IP:PORT to listen on and be dialled at (default: a free port on 127.0.0.1)")
 	fl.StringVar(&dir, "dir", "", "the dependency's private directory, removed when it stops (default: a new one in $TMPDIR)")
 	fl.StringVar(&logDir, "logs", "", "keep the servers' output in this directory (default: in --dir)")
-	fl.StringVar(&binDir, "bin", "", "look for the server programs only in this directory")
+	fl.StringVar(&binDir, "bin", "", "look for the server programs only in these directories, DIR[:DIR...], searched in order")
 	return cmd
 }

@@ -109,7 +109,7 @@ orders it began with.`,
 	fl.StringVar(&f.namespace, "namespace", "", "with --kubeconfig: the namespace the run creates, and deletes at its end (default: named after the run)")
 	fl.IntVar(&f.generators, "generators", 1, "with --kubeconfig: pods each step's load is spread over, merged exactly")
 	fl.StringVar(&f.registry, "registry", "", "with --kubeconfig: registry the images are pushed to (default: imported into the local cluster of msbench cluster up)")
-	fl.StringVar(&f.baseImages, "base-image", "", "with --kubeconfig: the services' base images per language, LANG=REF[,LANG=REF] (java, native, node, python; a base for a language provides its runtime on PATH; default: Debian's minbase)")
+	fl.StringVar(&f.baseImages, "base-image", "", "with --kubeconfig: base images per language or dependency, KEY=REF[,KEY=REF] (java, native, node, python: a base for a language provides its runtime on PATH; postgres, redis, rabbitmq, mariadb, mongo: the dependency's server programs; default: Debian's)")
 	fl.BoolVar(&f.sequential, "sequential", false, "measure every step variant after variant, each deployed alone, instead of interleaving the variants' slices (to compare the two designs)")
 	return cmd
 }

@@ -60,8 +60,8 @@ type Cluster struct {
 	// local cluster's containerd (msbench cluster up), which must be the
 	// one Target names.
 	Registry string
-	// Bases are the images' bases per language (--base-image); a language
-	// without one keeps Debian's minbase.
+	// Bases are the images' bases per language and per dependency kind
+	// (--base-image); one without keeps Debian's.
 	Bases studyimage.Bases
 }
 
@@ -296,7 +296,7 @@ func (c *clusterLab) buildImages(ctx context.Context, r *runner) error {
 		if _, ok := c.depImages[kind]; ok {
 			continue
 		}
-		b, err := deppod.Build(ctx, store, r.opts.Root, kind)
+		b, err := deppod.BuildOn(ctx, store, r.opts.Root, kind, c.opts.Bases[string(kind)])
 		if err != nil {
 			return err
 		}
