@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -213,6 +214,55 @@ func TestInterleavedRepetitions(t *testing.T) {
 	}
 	if left := svcProcesses(t); len(left) > 0 {
 		t.Fatalf("processes left running: %v", left)
+	}
+}
+
+// A step's own warm-up is sent right before each variant's first slice,
+// in place of that slice's warm-up, and the before hooks after it; the
+// later slices have their own (one request each: the warm-up's 3 shared
+// over 5 rounds, at least one).
+func TestStepWarmupBeforeAVariantsFirstSlice(t *testing.T) {
+	s := interleaved(t)
+	s.Repetitions = 1
+	st := s.Step("greet")
+	st.Warmup = study.Warmup{Requests: 3}
+	st.Before = []*study.Target{{Service: "web", Method: "POST", Path: "/stats/reset", ExpectStatus: "200"}}
+	st.Collect = []*study.Target{{Name: "stats", Service: "web", Method: "GET", Path: "/stats", ExpectStatus: "200"}}
+	seed := uint64(3)
+	var log bytes.Buffer
+	dir, err := runAA(t, s, &seed, "", context.Background(), &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, _ := r.ReadProvenance()
+	for _, key := range prov.Order[0] {
+		d := r.StepDir(1, key, "greet")
+		warm, err := d.ReadWarmup()
+		if err != nil || warm == nil || warm.Requests != 3 {
+			t.Fatalf("%s: warm-up %+v %v, want the step's 3 requests", key, warm, err)
+		}
+		sl, err := d.ReadSlices()
+		if err != nil || sl == nil || len(sl.Slices) != 5 {
+			t.Fatalf("%s: slices %+v %v", key, sl, err)
+		}
+		if first := sl.Slices[0]; warm.StartedAt.Before(first.StartedAt) {
+			t.Errorf("%s: warm-up started at %v, before its first slice's turn at %v (position %d of %d)", key, warm.StartedAt, first.StartedAt, first.Position, first.Of)
+		}
+		got, err := d.ReadCollected()
+		if err != nil || len(got["stats"]) != 1 {
+			t.Fatalf("%s: collected %v %v", key, got, err)
+		}
+		var stats struct{ Served int64 }
+		if err := json.Unmarshal(got["stats"][0].Body, &stats); err != nil {
+			t.Fatal(err)
+		}
+		if stats.Served != 20+4 {
+			t.Errorf("%s: served %d after the hooks, want the 20 measured and 4 later slices' warm-ups", key, stats.Served)
+		}
 	}
 }
 

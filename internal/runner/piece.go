@@ -71,38 +71,58 @@ func crashed(d *Deployment) error {
 	return nil
 }
 
-// prepare resolves the targets, sends the warm-up and the before hooks,
-// starts the peak memory afresh and opens the records file.
+// prepare readies a step measured in one piece: open, the warm-up, then
+// ready.
 func (m *measurement) prepare(ctx context.Context) error {
-	var err error
-	if m.targets, err = loadTargets(m.step.Targets, m.baseURL, m.dep.values); err != nil {
+	if err := m.open(); err != nil {
 		return err
 	}
-	if w := m.step.Warmup; w.Requests > 0 || w.Duration > 0 {
-		spec := m.spec()
-		spec.Requests, spec.Duration, spec.Iterations = w.Requests, w.Duration, 0
-		if spec.Open && w.Requests > 0 && w.Duration == 0 {
-			spec.Stages = nil
-		}
-		summary, err := m.load(ctx, spec, "warm-up", nil)
-		if err != nil {
-			return err
-		}
-		if err := m.dir.WriteWarmup(summary); err != nil {
-			return err
-		}
+	if _, err := m.warmup(ctx); err != nil {
+		return err
 	}
-	for _, in := range m.dep.instances {
-		if err := in.tracked.ResetPeak(); err != nil {
-			return fmt.Errorf("reset peak memory of %s: %w", in.name, err)
-		}
-	}
-	if _, err := sendHooks(ctx, m.step.Before, m.dep, m.service); err != nil {
+	return m.ready(ctx)
+}
+
+// open resolves the targets and opens the records file.
+func (m *measurement) open() error {
+	var err error
+	if m.targets, err = loadTargets(m.step.Targets, m.baseURL, m.dep.values); err != nil {
 		return err
 	}
 	m.cpu = make([]resources.Usage, len(m.dep.instances))
 	m.samples = make([][]resources.Sample, len(m.dep.instances))
 	m.records, err = m.dir.CreateRecords(nil, nil)
+	return err
+}
+
+// warmup sends the step's warm-up, if it has one, and keeps its summary;
+// it reports whether it sent one.
+func (m *measurement) warmup(ctx context.Context) (bool, error) {
+	w := m.step.Warmup
+	if w.Requests == 0 && w.Duration == 0 {
+		return false, nil
+	}
+	spec := m.spec()
+	spec.Requests, spec.Duration, spec.Iterations = w.Requests, w.Duration, 0
+	if spec.Open && w.Requests > 0 && w.Duration == 0 {
+		spec.Stages = nil
+	}
+	summary, err := m.load(ctx, spec, "warm-up", nil)
+	if err != nil {
+		return true, err
+	}
+	return true, m.dir.WriteWarmup(summary)
+}
+
+// ready is what comes right before the step's first measured load: the
+// peak memory started afresh and the before hooks sent.
+func (m *measurement) ready(ctx context.Context) error {
+	for _, in := range m.dep.instances {
+		if err := in.tracked.ResetPeak(); err != nil {
+			return fmt.Errorf("reset peak memory of %s: %w", in.name, err)
+		}
+	}
+	_, err := sendHooks(ctx, m.step.Before, m.dep, m.service)
 	return err
 }
 
