@@ -53,6 +53,9 @@ const DefaultMinSuccess = 0.01
 // a larger rate is a typing mistake, refused before anything is sent.
 const MaxRate = 1e7
 
+// DefaultUsers is the closed model's users when a load names none.
+const DefaultUsers = 10
+
 // DefaultDuration bounds a load that names no other bound.
 const DefaultDuration = 10 * time.Second
 
@@ -154,10 +157,7 @@ func (s Spec) Config() (load.Config, error) {
 		}
 		return cfg, nil
 	}
-	cfg.Users, cfg.Think = s.Users, s.Think
-	if cfg.Users == 0 {
-		cfg.Users = 10
-	}
+	cfg.Users, cfg.Think = cmp.Or(s.Users, DefaultUsers), s.Think
 	if cfg.Connections == 0 {
 		cfg.Connections = cfg.Users
 	}

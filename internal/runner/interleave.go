@@ -444,8 +444,9 @@ func (r *runner) seed() uint64 {
 // sliceLoad cuts a step's load into the slices of its rounds, which
 // together send what the step sends in one piece: a step bounded by time
 // gets one round per slice length of it, its time shared out; one bounded
-// by a count only, w.Rounds rounds, its count shared out, except that an
-// open model's count at a rate is a time too. Each slice draws its own
+// by a count only, w.Rounds rounds (fewer where a slice would hold fewer
+// requests than users), its count shared out, except that an open
+// model's count at a rate is a time too. Each slice draws its own
 // arrivals.
 func sliceLoad(spec loadspec.Spec, w study.Interleaving) []loadspec.Spec {
 	d := spec.Duration
@@ -463,6 +464,12 @@ func sliceLoad(spec loadspec.Spec, w study.Interleaving) []loadspec.Spec {
 		// A slice shorter than two think times would let a user send
 		// once at most.
 		rounds = min(rounds, int(spec.Duration/(2*spec.Think.Max)))
+	}
+	if !spec.Open && spec.Duration == 0 && spec.Requests > 0 {
+		// A slice of fewer requests than users would send them all at
+		// once: less concurrency than the step in one piece, another
+		// load (faas-gateway's 10 resizes of 150 users, as 5 slices of 2).
+		rounds = int(min(int64(rounds), spec.Requests/int64(cmp.Or(spec.Users, loadspec.DefaultUsers))))
 	}
 	rounds = max(1, rounds)
 	if spec.Requests > 0 {

@@ -38,7 +38,13 @@ func TestSliceLoad(t *testing.T) {
 	}{
 		{"count, closed: the study's rounds", loadspec.Spec{Users: 2, Requests: 20}, []int64{4, 4, 4, 4, 4}, nil},
 		{"count that does not divide", loadspec.Spec{Users: 2, Requests: 22}, []int64{5, 5, 4, 4, 4}, nil},
-		{"fewer requests than rounds", loadspec.Spec{Users: 2, Requests: 3}, []int64{1, 1, 1}, nil},
+		{"fewer requests than rounds", loadspec.Spec{Users: 1, Requests: 3}, []int64{1, 1, 1}, nil},
+		// Slices as large as the users at least, so that each sends at
+		// the step's concurrency.
+		{"fewer requests than users and rounds", loadspec.Spec{Users: 2, Requests: 9}, []int64{3, 2, 2, 2}, nil},
+		{"as many requests as users, the default's", loadspec.Spec{Requests: 25}, []int64{13, 12}, nil},
+		{"fewer requests than users", loadspec.Spec{Users: 150, Requests: 10}, []int64{10}, nil},
+		{"as many requests as users thrice", loadspec.Spec{Users: 150, Requests: 500}, []int64{167, 167, 166}, nil},
 		{"count at a rate is a time", loadspec.Spec{Open: true, Rate: 200, Requests: 6000}, []int64{1000, 1000, 1000, 1000, 1000, 1000}, nil},
 		{"time", loadspec.Spec{Users: 4, Duration: 20 * s}, nil, []time.Duration{5 * s, 5 * s, 5 * s, 5 * s}},
 		{"time near a slice", loadspec.Spec{Open: true, Rate: 20, Duration: 7 * s}, nil, []time.Duration{7 * s}},
