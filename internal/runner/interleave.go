@@ -264,10 +264,17 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 		}()
 	}
 	warm := fmt.Sprintf("each after %v of warm-up", w.Warmup)
-	if st.Warmup.Requests > 0 || st.Warmup.Duration > 0 {
-		warm = fmt.Sprintf("a variant's first after the step's warm-up, its later ones after %v", w.Warmup)
+	switch ownWarmup := st.Warmup.Requests > 0 || st.Warmup.Duration > 0; {
+	case ownWarmup && rounds == 1:
+		warm = "each after the step's warm-up"
+	case ownWarmup:
+		warm = fmt.Sprintf("a variant's first after the step's warm-up, the rest after %v of warm-up", w.Warmup)
 	}
-	r.logf("  %s [%d/%d]: interleaved, %d rounds of %d slices (%s; the others %s meanwhile)", st.Name, i+1, len(r.study.Load.Steps), rounds, len(todo), warm, idle)
+	plural := "s"
+	if rounds == 1 {
+		plural = ""
+	}
+	r.logf("  %s [%d/%d]: interleaved, %d round%s of %d slices (%s; the others %s meanwhile)", st.Name, i+1, len(r.study.Load.Steps), rounds, plural, len(todo), warm, idle)
 	for round := 1; round <= rounds; round++ {
 		perm := sliceOrder(r.seed(), rep, i, round, len(todo))
 		var names []string
