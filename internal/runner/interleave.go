@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -275,7 +276,7 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 		plural = ""
 	}
 	r.logf("  %s [%d/%d]: interleaved, %d round%s of %d slices (%s; the others %s meanwhile)", st.Name, i+1, len(r.study.Load.Steps), rounds, plural, len(todo), warm, idle)
-	for round := 1; round <= rounds; round++ {
+	for round := 1; round <= rounds && slices.ContainsFunc(ms, func(m *measurement) bool { return m != nil }); round++ {
 		perm := sliceOrder(r.seed(), rep, i, round, len(todo))
 		var names []string
 		for _, j := range perm {

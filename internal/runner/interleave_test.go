@@ -272,6 +272,26 @@ func TestStepWarmupBeforeAVariantsFirstSlice(t *testing.T) {
 	}
 }
 
+// When every variant of an interleaved step has failed, no further round
+// is begun (nor logged).
+func TestNoRoundOnceEveryVariantFailed(t *testing.T) {
+	s := interleaved(t)
+	s.Repetitions = 1
+	// A hook whose answer cannot match: each variant fails in its first slice.
+	s.Step("greet").Before = []*study.Target{{Service: "web", Method: "GET", Path: "/hello", ExpectStatus: "204"}}
+	seed := uint64(3)
+	var log bytes.Buffer
+	if _, err := runAA(t, s, &seed, "", context.Background(), &log); err == nil {
+		t.Fatalf("run succeeded with every variant failed:\n%s", log.String())
+	}
+	if n := strings.Count(log.String(), "FAILED "); n != 3 {
+		t.Errorf("%d variants failed, want 3:\n%s", n, log.String())
+	}
+	if rounds := roundLine.FindAllString(log.String(), -1); len(rounds) != 1 {
+		t.Errorf("%d rounds begun, want the first only:\n%s", len(rounds), log.String())
+	}
+}
+
 // cancelOn cancels the run once a line with marker was logged.
 type cancelOn struct {
 	w      *bytes.Buffer
