@@ -363,7 +363,7 @@ func describeStep(ds *analysis.Dataset, name string) string {
 			continue
 		}
 		parts := []string{st.Load.String()}
-		if w := st.Warmup; w.Requests > 0 || w.Duration > 0 {
+		if w := st.Warmup; w.Set() {
 			parts = append(parts, fmt.Sprintf("after a warm-up of %s reported apart", warmupText(w.Requests, w.Duration.String())))
 		}
 		var targets []string

@@ -265,10 +265,10 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 		}()
 	}
 	warm := fmt.Sprintf("each after %v of warm-up", w.Warmup)
-	switch ownWarmup := st.Warmup.Requests > 0 || st.Warmup.Duration > 0; {
-	case ownWarmup && rounds == 1:
+	switch {
+	case st.Warmup.Set() && rounds == 1:
 		warm = "each after the step's warm-up"
-	case ownWarmup:
+	case st.Warmup.Set():
 		warm = fmt.Sprintf("a variant's first after the step's warm-up, the rest after %v of warm-up", w.Warmup)
 	}
 	plural := "s"
@@ -400,22 +400,17 @@ func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving
 	spec := m.spec()
 	slices := sliceLoad(spec, w)
 	first := len(m.pieces) == 0
-	warmed := false
-	if first {
-		var err error
-		if warmed, err = m.warmup(ctx); err != nil {
-			return err
-		}
+	var err error
+	if first && m.step.Warmup.Set() {
+		err = m.warmup(ctx)
+	} else {
+		_, err = m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil)
 	}
-	if !warmed {
-		if _, err := m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil); err != nil {
-			return err
-		}
+	if err == nil && first {
+		err = m.ready(ctx)
 	}
-	if first {
-		if err := m.ready(ctx); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	return m.piece(ctx, slices[round-1], int32(round), others)
 }

@@ -72,15 +72,19 @@ func crashed(d *Deployment) error {
 }
 
 // prepare readies a step measured in one piece: open, the warm-up, then
-// ready.
+// ready. A step that fails to get ready leaves no records file.
 func (m *measurement) prepare(ctx context.Context) error {
 	if err := m.open(); err != nil {
 		return err
 	}
-	if _, err := m.warmup(ctx); err != nil {
-		return err
+	err := m.warmup(ctx)
+	if err == nil {
+		err = m.ready(ctx)
 	}
-	return m.ready(ctx)
+	if err != nil {
+		m.abandon()
+	}
+	return err
 }
 
 // open resolves the targets and opens the records file.
@@ -95,12 +99,11 @@ func (m *measurement) open() error {
 	return err
 }
 
-// warmup sends the step's warm-up, if it has one, and keeps its summary;
-// it reports whether it sent one.
-func (m *measurement) warmup(ctx context.Context) (bool, error) {
+// warmup sends the step's warm-up, if it has one, and keeps its summary.
+func (m *measurement) warmup(ctx context.Context) error {
 	w := m.step.Warmup
-	if w.Requests == 0 && w.Duration == 0 {
-		return false, nil
+	if !w.Set() {
+		return nil
 	}
 	spec := m.spec()
 	spec.Requests, spec.Duration, spec.Iterations = w.Requests, w.Duration, 0
@@ -109,9 +112,9 @@ func (m *measurement) warmup(ctx context.Context) (bool, error) {
 	}
 	summary, err := m.load(ctx, spec, "warm-up", nil)
 	if err != nil {
-		return true, err
+		return err
 	}
-	return true, m.dir.WriteWarmup(summary)
+	return m.dir.WriteWarmup(summary)
 }
 
 // ready is what comes right before the step's first measured load: the

@@ -257,6 +257,9 @@ type Warmup struct {
 	Requests int64         `json:"Requests"`
 }
 
+// Set reports whether there is a warm-up: a time or a count.
+func (w Warmup) Set() bool { return w.Requests > 0 || w.Duration > 0 }
+
 // Target is one request of a step's mix.
 type Target struct {
 	Name         string      `json:"Name"`
