@@ -2,7 +2,7 @@
 // against sequential, more or fewer slices, ...) by how narrow their
 // intervals would be at equal machine time, from runs made with each:
 //
-//	go run ./bench/designs interleaved=results/A,results/B sequential=results/C,results/D
+//	go run ./bench/designs [-paired] interleaved=results/A,results/B sequential=results/C,results/D
 //
 // One run's interval widths vary two- to four-fold from run to run with
 // three to five deployments, so setting one run of each design side by
@@ -17,14 +17,23 @@
 // give within the same budget (-budget, by default the first design's
 // median run time), and their ratio. Only units that passed their noise
 // audit count, as for verdicts.
+//
+// That ratio is itself an estimate from a handful of runs, and the
+// machine's drift changes by the hour (one design's runs made hours
+// apart spread 1.6–2× differently), so it comes with a 95% interval from
+// resampling runs; with -paired (runs made alternately, the i-th of each
+// design side by side) from resampling pairs, which keeps the hours out
+// of the comparison.
 package main
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
@@ -48,8 +57,9 @@ import (
 func main() {
 	budget := flag.Duration("budget", 0, "machine time both designs get; 0: the first design's median run time")
 	verbose := flag.Bool("v", false, "print every quantity, not only the medians")
+	paired := flag.Bool("paired", false, "the i-th runs of the two designs were made next to each other (alternated in time): the interval resamples pairs")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: designs [-budget D] [-v] NAME=DIR[,DIR...] NAME=DIR[,DIR...]")
+		fmt.Fprintln(os.Stderr, "usage: designs [-budget D] [-paired] [-v] NAME=DIR[,DIR...] NAME=DIR[,DIR...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -71,39 +81,44 @@ func main() {
 		}
 		ds[i] = d
 	}
+	if *paired && len(ds[0].runs) != len(ds[1].runs) {
+		fmt.Fprintf(os.Stderr, "designs: -paired needs as many runs of each design, in the order they were made; %s has %d, %s %d\n", ds[0].name, len(ds[0].runs), ds[1].name, len(ds[1].runs))
+		os.Exit(2)
+	}
 	if *budget == 0 {
 		*budget = ds[0].runTime()
 	}
-	print(os.Stdout, ds[0], ds[1], *budget, *verbose)
+	print(os.Stdout, compare(ds[0], ds[1], *budget), *paired, *verbose)
 }
 
-// design is the runs of one design, and per quantity the pooled spread of
-// a repetition's log value.
+// design is the runs of one design.
 type design struct {
-	name  string
-	runs  []run
-	cells map[string]*pool
+	name string
+	runs []run
 	// whole are the quantities of steps this design measured in one
 	// piece: where both designs did, they measure alike and are left out.
 	whole map[string]bool
 }
 
+// run is one run of a design, and per quantity the spread of its
+// repetitions' log values.
 type run struct {
 	dir         string
 	repetitions int
 	took        time.Duration
+	cells       map[string]pool
 }
 
-// pool accumulates each run's sum of squared deviations of the log
-// values from that run's mean, and its degrees of freedom.
+// pool accumulates the sum of squared deviations of log values from
+// their run's mean, and its degrees of freedom, over one run or many.
 type pool struct {
 	ss float64
 	df int
 }
 
-func (p *pool) add(values []float64) {
+func spread(values []float64) pool {
 	if len(values) < 2 {
-		return
+		return pool{}
 	}
 	logs := make([]float64, len(values))
 	var mean float64
@@ -112,17 +127,24 @@ func (p *pool) add(values []float64) {
 		mean += logs[i]
 	}
 	mean /= float64(len(logs))
+	var p pool
 	for _, l := range logs {
 		p.ss += (l - mean) * (l - mean)
 	}
-	p.df += len(logs) - 1
+	p.df = len(logs) - 1
+	return p
+}
+
+func (p *pool) add(q pool) {
+	p.ss += q.ss
+	p.df += q.df
 }
 
 // sd is the pooled standard deviation of a repetition's log value.
-func (p *pool) sd() float64 { return math.Sqrt(p.ss / float64(p.df)) }
+func (p pool) sd() float64 { return math.Sqrt(p.ss / float64(p.df)) }
 
 func load(name string, dirs []string) (*design, error) {
-	d := &design{name: name, cells: map[string]*pool{}, whole: map[string]bool{}}
+	d := &design{name: name, whole: map[string]bool{}}
 	for _, dir := range dirs {
 		all, err := analysis.Load(dir)
 		if err != nil {
@@ -136,18 +158,16 @@ func load(name string, dirs []string) (*design, error) {
 			return nil, fmt.Errorf("%s: the run was resumed: its machine time is not one span", dir)
 		}
 		ds, _ := all.PassedAudits()
-		d.runs = append(d.runs, run{dir, ds.Study.Repetitions, prov.EndedAt.Sub(prov.StartedAt)})
 		values, whole, err := perRepetition(ds)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		maps.Copy(d.whole, whole)
+		r := run{dir, ds.Study.Repetitions, prov.EndedAt.Sub(prov.StartedAt), map[string]pool{}}
 		for k, v := range values {
-			if d.cells[k] == nil {
-				d.cells[k] = &pool{}
-			}
-			d.cells[k].add(v)
+			r.cells[k] = spread(v)
 		}
+		d.runs = append(d.runs, r)
 	}
 	if len(d.runs) == 0 {
 		return nil, errors.New(name + ": no run")
@@ -216,11 +236,35 @@ func (d *design) runTime() time.Duration {
 	return times[len(times)/2]
 }
 
-// perRepetition is the design's median machine time per repetition.
-func (d *design) perRepetition() time.Duration {
-	each := make([]time.Duration, len(d.runs))
-	for i, r := range d.runs {
-		each[i] = r.took / time.Duration(r.repetitions)
+// every picks each run once: the estimate's pick, where a bootstrap
+// resample picks runs with repeats.
+func (d *design) every() []int {
+	picked := make([]int, len(d.runs))
+	for i := range picked {
+		picked[i] = i
+	}
+	return picked
+}
+
+// pooled is each quantity's spread over the runs picked.
+func (d *design) pooled(picked []int) map[string]pool {
+	out := map[string]pool{}
+	for _, i := range picked {
+		for k, p := range d.runs[i].cells {
+			q := out[k]
+			q.add(p)
+			out[k] = q
+		}
+	}
+	return out
+}
+
+// perRepetition is the median machine time per repetition of the runs
+// picked.
+func (d *design) perRepetition(picked []int) time.Duration {
+	each := make([]time.Duration, len(picked))
+	for j, i := range picked {
+		each[j] = d.runs[i].took / time.Duration(d.runs[i].repetitions)
 	}
 	slices.Sort(each)
 	return each[len(each)/2]
@@ -228,19 +272,205 @@ func (d *design) perRepetition() time.Duration {
 
 // repetitions is how many repetitions budget pays for: at least 2, for
 // an interval over repetitions to exist.
-func (d *design) repetitions(budget time.Duration) float64 {
-	return max(2, float64(budget)/float64(d.perRepetition()))
+func (d *design) repetitions(budget time.Duration, picked []int) float64 {
+	return max(2, float64(budget)/float64(d.perRepetition(picked)))
 }
 
 // width is the relative width (hi/lo − 1) of a 95% interval over r
 // repetitions whose log values spread by sd.
-func width(sd, r float64) float64 {
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: r - 1}.Quantile(0.975)
-	return math.Exp(2*t*sd/math.Sqrt(r)) - 1
+func width(sd, r float64) float64 { return widthT(sd, r, t975(r)) }
+
+// t975 is the t quantile of a 95% interval over r repetitions, apart so
+// that a bootstrap resample computes it once for all its quantities.
+func t975(r float64) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: r - 1}.Quantile(0.975)
 }
 
-func print(w *os.File, a, b *design, budget time.Duration, verbose bool) {
-	fmt.Fprintf(w, "budget %v of machine time per comparison\n\n", budget.Round(time.Second))
+func widthT(sd, r, t float64) float64 { return math.Exp(2*t*sd/math.Sqrt(r)) - 1 }
+
+// comparison sets two designs' widths within one budget side by side.
+type comparison struct {
+	a, b   *design
+	budget time.Duration
+	// keys are the quantities both designs measured, but for those of
+	// steps both measured in one piece (alike counts them); kinds are
+	// their kinds (claim, comparison, A/A).
+	keys, kinds []string
+	alike       int
+	// spreads are, per design, run and key, the run's spread of the key,
+	// in slices so that a bootstrap resample pools them without maps.
+	spreads [2][][]pool
+	// t975 remembers t quantiles by repetitions: a resample draws one of
+	// few machine times per repetition, and the quantile is costly.
+	t975 map[float64]float64
+}
+
+func compare(a, b *design, budget time.Duration) *comparison {
+	c := &comparison{a: a, b: b, budget: budget, t975: map[float64]float64{}}
+	pa, pb := a.pooled(a.every()), b.pooled(b.every())
+	for k, p := range pa {
+		switch q, ok := pb[k]; {
+		case !ok || p.df == 0 || q.df == 0:
+		case a.whole[k] && b.whole[k]:
+			c.alike++
+		default:
+			c.keys = append(c.keys, k)
+		}
+	}
+	sort.Strings(c.keys)
+	for _, k := range c.keys {
+		kind, _, _ := strings.Cut(k, " ")
+		c.kinds = append(c.kinds, kind)
+	}
+	for d, dd := range []*design{a, b} {
+		for _, r := range dd.runs {
+			row := make([]pool, len(c.keys))
+			for i, k := range c.keys {
+				row[i] = r.cells[k]
+			}
+			c.spreads[d] = append(c.spreads[d], row)
+		}
+	}
+	return c
+}
+
+// cell is one quantity's spreads and widths within the budget.
+type cell struct {
+	key, kind      string
+	a, b           pool
+	widthA, widthB float64
+}
+
+// cells are the quantities' widths from the runs picked of each design;
+// a quantity that no run picked measured twice is left out.
+func (c *comparison) cells(pa, pb []int) []cell {
+	pool := func(d int, picked []int) []pool {
+		sum := make([]pool, len(c.keys))
+		for _, i := range picked {
+			for k, p := range c.spreads[d][i] {
+				sum[k].add(p)
+			}
+		}
+		return sum
+	}
+	sa, sb := pool(0, pa), pool(1, pb)
+	ra, rb := c.a.repetitions(c.budget, pa), c.b.repetitions(c.budget, pb)
+	ta, tb := c.t(ra), c.t(rb)
+	var out []cell
+	for i, k := range c.keys {
+		p, q := sa[i], sb[i]
+		if p.df == 0 || q.df == 0 {
+			continue
+		}
+		out = append(out, cell{k, c.kinds[i], p, q, widthT(p.sd(), ra, ta), widthT(q.sd(), rb, tb)})
+	}
+	return out
+}
+
+// summary is one kind of quantity's medians over its quantities.
+type summary struct {
+	quantities              int
+	sdRatio, widthA, widthB float64
+	// ratio is the median over the quantities of width a / width b: the
+	// figure the designs are compared by.
+	ratio float64
+}
+
+func summarise(cells []cell) map[string]summary {
+	byKind := map[string][]cell{}
+	for _, c := range cells {
+		byKind[c.kind] = append(byKind[c.kind], c)
+	}
+	out := map[string]summary{}
+	for kind, cs := range byKind {
+		median := func(f func(cell) float64) float64 {
+			xs := make([]float64, len(cs))
+			for i, c := range cs {
+				xs[i] = f(c)
+			}
+			return stats.Median(xs)
+		}
+		out[kind] = summary{
+			quantities: len(cs),
+			sdRatio:    median(func(c cell) float64 { return c.a.sd() / c.b.sd() }),
+			widthA:     median(func(c cell) float64 { return c.widthA }),
+			widthB:     median(func(c cell) float64 { return c.widthB }),
+			ratio:      median(func(c cell) float64 { return c.widthA / c.widthB }),
+		}
+	}
+	return out
+}
+
+// intervals are each kind's 95% interval of its median width ratio, by
+// resampling runs: the run is the unit, since a run's repetitions share
+// its hour of the machine's drift, and a design compared by runs made
+// hours apart compares those hours. When paired, the i-th runs of the
+// two designs were made next to each other, and a resample draws pairs,
+// so that what an hour did falls on both designs alike.
+//
+// An evening makes a handful of pairs, and a percentile interval from
+// so few units is too narrow (87% coverage from 6 pairs in the tests), so
+// it is the expanded percentile interval (Hesterberg 2015): the
+// percentiles at ±√(n/(n−1))·t(n−1) standard normal deviates, for the n
+// pairs (or the fewer runs of the two designs). A kind some resamples
+// cannot compute (no quantity measured twice in the runs drawn) gets no
+// interval when more than 1% of them could not.
+func (c *comparison) intervals(paired bool, resamples int, seed uint64) map[string][2]float64 {
+	n := min(len(c.a.runs), len(c.b.runs))
+	out := map[string][2]float64{}
+	if n < 2 {
+		for _, kind := range c.kinds {
+			out[kind] = [2]float64{math.NaN(), math.NaN()}
+		}
+		return out
+	}
+	nf := float64(n)
+	z := math.Sqrt(nf/(nf-1)) * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nf - 1}.Quantile(0.975)
+	level := 1 - 2*distuv.UnitNormal.CDF(-z)
+
+	rng := rand.New(rand.NewPCG(seed, 0x853C49E6748FEA9B))
+	draw := func(n int) []int {
+		picked := make([]int, n)
+		for i := range picked {
+			picked[i] = rng.IntN(n)
+		}
+		return picked
+	}
+	ratios := map[string][]float64{}
+	for range resamples {
+		pa := draw(len(c.a.runs))
+		pb := pa
+		if !paired {
+			pb = draw(len(c.b.runs))
+		}
+		for kind, s := range summarise(c.cells(pa, pb)) {
+			ratios[kind] = append(ratios[kind], s.ratio)
+		}
+	}
+	for _, kind := range c.kinds {
+		rs := ratios[kind]
+		if len(rs) < resamples*99/100 {
+			out[kind] = [2]float64{math.NaN(), math.NaN()}
+			continue
+		}
+		lo, hi := stats.PercentileInterval(rs, level)
+		out[kind] = [2]float64{lo, hi}
+	}
+	return out
+}
+
+func (c *comparison) t(r float64) float64 {
+	t, ok := c.t975[r]
+	if !ok {
+		t = t975(r)
+		c.t975[r] = t
+	}
+	return t
+}
+
+func print(w io.Writer, c *comparison, paired bool, verbose bool) {
+	a, b := c.a, c.b
+	fmt.Fprintf(w, "budget %v of machine time per comparison\n\n", c.budget.Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "design\truns\trepetitions\tmachine time per repetition\trepetitions in the budget")
 	for _, d := range []*design{a, b} {
@@ -248,56 +478,36 @@ func print(w *os.File, a, b *design, budget time.Duration, verbose bool) {
 		for _, r := range d.runs {
 			reps += r.repetitions
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%v\t%.1f\n", d.name, len(d.runs), reps, d.perRepetition().Round(100*time.Millisecond), d.repetitions(budget))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%v\t%.1f\n", d.name, len(d.runs), reps, d.perRepetition(d.every()).Round(100*time.Millisecond), d.repetitions(c.budget, d.every()))
 	}
 	tw.Flush()
 
-	var keys []string
-	alike := 0
-	for k, p := range a.cells {
-		switch q := b.cells[k]; {
-		case q == nil || p.df == 0 || q.df == 0:
-		case a.whole[k] && b.whole[k]:
-			alike++
-		default:
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	ra, rb := a.repetitions(budget), b.repetitions(budget)
-	byKind := map[string][][3]float64{} // sd ratio, width a, width b
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	cells := c.cells(a.every(), b.every())
 	if verbose {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "quantity\tsd %s (df)\tsd %s (df)\twidth %s\twidth %s\tratio\n", a.name, b.name, a.name, b.name)
-	}
-	for _, k := range keys {
-		p, q := a.cells[k], b.cells[k]
-		wa, wb := width(p.sd(), ra), width(q.sd(), rb)
-		kind, _, _ := strings.Cut(k, " ")
-		byKind[kind] = append(byKind[kind], [3]float64{p.sd() / q.sd(), wa, wb})
-		if verbose {
-			fmt.Fprintf(tw, "%s\t%.4f (%d)\t%.4f (%d)\t%.1f%%\t%.1f%%\t%.2f\n", k, p.sd(), p.df, q.sd(), q.df, 100*wa, 100*wb, wa/wb)
+		for _, q := range cells {
+			fmt.Fprintf(tw, "%s\t%.4f (%d)\t%.4f (%d)\t%.1f%%\t%.1f%%\t%.2f\n", q.key, q.a.sd(), q.a.df, q.b.sd(), q.b.df, 100*q.widthA, 100*q.widthB, q.widthA/q.widthB)
 		}
+		tw.Flush()
 	}
-	tw.Flush()
-	fmt.Fprintf(w, "\nmedians over the quantities both designs measured, but for %d of steps both measured in one piece (widths of 95%% intervals within the budget):\n", alike)
+	unit := "runs of each design drawn apart"
+	if paired {
+		unit = "pairs of runs made side by side"
+	}
+	ci := c.intervals(paired, 10_000, 1)
+	fmt.Fprintf(w, "\nmedians over the quantities both designs measured, but for %d of steps both measured in one piece (widths of 95%% intervals within the budget; the ratio's 95%% interval from resampling %s):\n", c.alike, unit)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "kind\tquantities\tsd %s / %s\twidth %s\twidth %s\twidth %s / %s\n", a.name, b.name, a.name, b.name, a.name, b.name)
+	fmt.Fprintf(tw, "kind\tquantities\tsd %s / %s\twidth %s\twidth %s\twidth %s / %s\t95%% interval\n", a.name, b.name, a.name, b.name, a.name, b.name)
+	byKind := summarise(cells)
 	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
-		rows := byKind[kind]
-		col := func(i int) float64 {
-			xs := make([]float64, len(rows))
-			for j, r := range rows {
-				xs[j] = r[i]
-			}
-			return stats.Median(xs)
+		s := byKind[kind]
+		iv := "unknown"
+		if r := ci[kind]; !math.IsNaN(r[0]) {
+			iv = fmt.Sprintf("%.2f–%.2f", r[0], r[1])
 		}
-		ratios := make([]float64, len(rows))
-		for j, r := range rows {
-			ratios[j] = r[1] / r[2]
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%.1f%%\t%.2f\n", kind, len(rows), col(0), 100*col(1), 100*col(2), stats.Median(ratios))
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%.1f%%\t%.2f\t%s\n", kind, s.quantities, s.sdRatio, 100*s.widthA, 100*s.widthB, s.ratio, iv)
 	}
 	tw.Flush()
 }
