@@ -297,6 +297,9 @@ type comparison struct {
 	// their kinds (claim, comparison, A/A).
 	keys, kinds []string
 	alike       int
+	// constant counts the quantities that never varied in either design
+	// (a count that is the same every time): they say nothing of widths.
+	constant int
 	// spreads are, per design, run and key, the run's spread of the key,
 	// in slices so that a bootstrap resample pools them without maps.
 	spreads [2][][]pool
@@ -313,6 +316,8 @@ func compare(a, b *design, budget time.Duration) *comparison {
 		case !ok || p.df == 0 || q.df == 0:
 		case a.whole[k] && b.whole[k]:
 			c.alike++
+		case p.ss == 0 && q.ss == 0:
+			c.constant++
 		default:
 			c.keys = append(c.keys, k)
 		}
@@ -359,7 +364,7 @@ func (c *comparison) cells(pa, pb []int) []cell {
 	var out []cell
 	for i, k := range c.keys {
 		p, q := sa[i], sb[i]
-		if p.df == 0 || q.df == 0 {
+		if p.df == 0 || q.df == 0 || p.ss == 0 && q.ss == 0 {
 			continue
 		}
 		out = append(out, cell{k, c.kinds[i], p, q, widthT(p.sd(), ra, ta), widthT(q.sd(), rb, tb)})
@@ -497,7 +502,7 @@ func print(w io.Writer, c *comparison, paired bool, verbose bool) {
 		unit = "pairs of runs made side by side"
 	}
 	ci := c.intervals(paired, 10_000, 1)
-	fmt.Fprintf(w, "\nmedians over the quantities both designs measured, but for %d of steps both measured in one piece (widths of 95%% intervals within the budget; the ratio's 95%% interval from resampling %s):\n", c.alike, unit)
+	fmt.Fprintf(w, "\nmedians over the quantities both designs measured, but for %d of steps both measured in one piece and %d that never varied (widths of 95%% intervals within the budget; the ratio's 95%% interval from resampling %s):\n", c.alike, c.constant, unit)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "kind\tquantities\tsd %s / %s\twidth %s\twidth %s\twidth %s / %s\t95%% interval\n", a.name, b.name, a.name, b.name, a.name, b.name)
 	byKind := summarise(cells)

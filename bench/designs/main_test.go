@@ -130,3 +130,24 @@ func TestIntervalCoversTheTrueRatio(t *testing.T) {
 		}
 	}
 }
+
+// A quantity that never varied in either design (a claim's part that is
+// the same count every time) says nothing of widths: it is left out and
+// counted, not a 0/0 that made the kind's median NaN.
+func TestConstantQuantityIsLeftOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ds := synthetic(rng, 3, 3, 4, [2]float64{0.04, 0.06}, [2]time.Duration{time.Minute, time.Minute}, 0, true)
+	for _, d := range ds {
+		for _, r := range d.runs {
+			r.cells["claim same"] = spread([]float64{2, 2, 2})
+		}
+	}
+	c := compare(ds[0], ds[1], 10*time.Minute)
+	if c.constant != 1 || len(c.keys) != 4 {
+		t.Fatalf("constant %d, keys %v: want the constant one apart", c.constant, c.keys)
+	}
+	s := summarise(c.cells(ds[0].every(), ds[1].every()))["claim"]
+	if s.quantities != 4 || math.IsNaN(s.ratio) || math.IsNaN(s.sdRatio) {
+		t.Errorf("summary %+v: want 4 quantities and numbers", s)
+	}
+}
