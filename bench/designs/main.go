@@ -36,7 +36,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -246,19 +245,6 @@ func (d *design) every() []int {
 	return picked
 }
 
-// pooled is each quantity's spread over the runs picked.
-func (d *design) pooled(picked []int) map[string]pool {
-	out := map[string]pool{}
-	for _, i := range picked {
-		for k, p := range d.runs[i].cells {
-			q := out[k]
-			q.add(p)
-			out[k] = q
-		}
-	}
-	return out
-}
-
 // perRepetition is the median machine time per repetition of the runs
 // picked.
 func (d *design) perRepetition(picked []int) time.Duration {
@@ -310,24 +296,41 @@ type comparison struct {
 
 func compare(a, b *design, budget time.Duration) *comparison {
 	c := &comparison{a: a, b: b, budget: budget, t975: map[float64]float64{}}
-	pa, pb := a.pooled(a.every()), b.pooled(b.every())
-	for k, p := range pa {
-		switch q, ok := pb[k]; {
-		case !ok || p.df == 0 || q.df == 0:
+	every := map[string]bool{}
+	for _, r := range a.runs {
+		for k := range r.cells {
+			every[k] = true
+		}
+	}
+	c.keys = slices.Sorted(maps.Keys(every))
+	c.fill()
+	pa, pb := c.pooled(0, a.every()), c.pooled(1, b.every())
+	var keys []string
+	for i, k := range c.keys {
+		switch p, q := pa[i], pb[i]; {
+		case p.df == 0 || q.df == 0:
 		case a.whole[k] && b.whole[k]:
 			c.alike++
 		case p.ss == 0 && q.ss == 0:
 			c.constant++
 		default:
-			c.keys = append(c.keys, k)
+			keys = append(keys, k)
 		}
 	}
-	sort.Strings(c.keys)
+	c.keys = keys
+	c.fill()
+	return c
+}
+
+// fill lays out every run's spreads and the kinds in the order of keys.
+func (c *comparison) fill() {
+	c.kinds = c.kinds[:0]
 	for _, k := range c.keys {
 		kind, _, _ := strings.Cut(k, " ")
 		c.kinds = append(c.kinds, kind)
 	}
-	for d, dd := range []*design{a, b} {
+	for d, dd := range []*design{c.a, c.b} {
+		c.spreads[d] = nil
 		for _, r := range dd.runs {
 			row := make([]pool, len(c.keys))
 			for i, k := range c.keys {
@@ -336,7 +339,17 @@ func compare(a, b *design, budget time.Duration) *comparison {
 			c.spreads[d] = append(c.spreads[d], row)
 		}
 	}
-	return c
+}
+
+// pooled is each key's spread over the runs picked of design d.
+func (c *comparison) pooled(d int, picked []int) []pool {
+	sum := make([]pool, len(c.keys))
+	for _, i := range picked {
+		for k, p := range c.spreads[d][i] {
+			sum[k].add(p)
+		}
+	}
+	return sum
 }
 
 // cell is one quantity's spreads and widths within the budget.
@@ -349,16 +362,7 @@ type cell struct {
 // cells are the quantities' widths from the runs picked of each design;
 // a quantity that no run picked measured twice is left out.
 func (c *comparison) cells(pa, pb []int) []cell {
-	pool := func(d int, picked []int) []pool {
-		sum := make([]pool, len(c.keys))
-		for _, i := range picked {
-			for k, p := range c.spreads[d][i] {
-				sum[k].add(p)
-			}
-		}
-		return sum
-	}
-	sa, sb := pool(0, pa), pool(1, pb)
+	sa, sb := c.pooled(0, pa), c.pooled(1, pb)
 	ra, rb := c.a.repetitions(c.budget, pa), c.b.repetitions(c.budget, pb)
 	ta, tb := c.t(ra), c.t(rb)
 	var out []cell
@@ -433,7 +437,7 @@ func (c *comparison) intervals(paired bool, resamples int, seed uint64) map[stri
 	z := math.Sqrt(nf/(nf-1)) * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nf - 1}.Quantile(0.975)
 	level := 1 - 2*distuv.UnitNormal.CDF(-z)
 
-	rng := rand.New(rand.NewPCG(seed, 0x853C49E6748FEA9B))
+	rng := rand.New(rand.NewPCG(seed, seed))
 	draw := func(n int) []int {
 		picked := make([]int, n)
 		for i := range picked {
