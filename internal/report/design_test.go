@@ -21,15 +21,17 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 	s := &study.Study{Name: "d", Variants: []study.Axis{{Name: "v", Values: []string{"a", "b"}}},
 		Interleave: study.Interleaving{Slice: 5 * time.Second, Warmup: 500 * time.Millisecond, Rounds: 5}}
 	sliced := &study.Step{Name: "sliced", Interleaved: true}
+	single := &study.Step{Name: "single", Interleaved: true}
 	faults := &study.Step{Name: "faults", Sequential: "its events happen at moments of one load"}
 	old := &study.Step{Name: "old"}
-	s.Load.Steps = []*study.Step{sliced, faults, old}
+	s.Load.Steps = []*study.Step{sliced, single, faults, old}
+	rounds := map[string]int{"sliced": 4, "single": 1}
 	var units []*analysis.Unit
 	for _, v := range s.Matrix() {
 		for _, st := range s.Load.Steps {
 			u := &analysis.Unit{Rep: 1, Variant: v, Step: st.Name, Summary: metrics.Summary{DurationS: 20}}
 			if st.Interleaved {
-				u.Slices = &results.Slices{Rounds: 4}
+				u.Slices = &results.Slices{Rounds: rounds[st.Name]}
 				u.Resources.IdleCPUS = 2 // of 20 s: a tenth of a core
 			}
 			units = append(units, u)
@@ -41,6 +43,7 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 		want []string
 	}{
 		{sliced, []string{"Measured interleaved", "(median 4 rounds)", "after 500ms of warm-up", "ran on meanwhile", "a median 10.0% of a core"}},
+		{single, []string{"(median 1 round: one slice each, so the variants' turns come closer in time but nothing averages within a step)"}},
 		{faults, []string{"Measured in one piece per variant, variant after variant: its events happen at moments of one load."}},
 		{old, []string{"variant after variant: the run predates interleaving."}},
 	} {

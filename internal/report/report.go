@@ -409,8 +409,13 @@ func designOf(ds *analysis.Dataset, steps []*study.Step) string {
 	if ds.Study.Interleave.Freeze {
 		waiting = "were frozen (every process stopped) until their turn"
 	}
-	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (median %s rounds) in a fresh random order, each slice after %v of warm-up not counted. The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
-		analysis.Num(stats.Median(rounds), 0), ds.Study.Interleave.Warmup, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
+	n := stats.Median(rounds)
+	perStep := "median " + analysis.Num(n, 0) + " rounds"
+	if n == 1 {
+		perStep = "median 1 round: one slice each, so the variants' turns come closer in time but nothing averages within a step"
+	}
+	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (%s) in a fresh random order, each slice after %v of warm-up not counted. The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
+		perStep, ds.Study.Interleave.Warmup, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
 }
 
 func warmupText(requests int64, duration string) string {
