@@ -211,7 +211,7 @@ func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 		sec.Text = append(sec.Text, describeStep(ds, st.Name))
 		sec.Text = append(sec.Text, auditWarnings(ds, st.Name)...)
 		table := analysis.Table{
-			Caption: "Per variant, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time." + auditCaption,
+			Caption: "Per variant, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time; max, the largest over the repetitions." + auditCaption,
 			Header:  []string{"variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 		}
 		var boxGroups []plot.BoxGroup
@@ -265,7 +265,7 @@ func stepSections(ds *analysis.Dataset) ([]analysis.Section, error) {
 // allStepsSection is one table of every step of every variant.
 func allStepsSection(ds *analysis.Dataset) analysis.Section {
 	t := analysis.Table{
-		Caption: "Every step, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time." + auditCaption,
+		Caption: "Every step, the median over repetitions with its 95% interval when there are several (from 2 to 5, the mean with its own); latency from the intended send time; max, the largest over the repetitions." + auditCaption,
 		Header:  []string{"step", "variant", "reps", "requests", "ok %", "throughput req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "service CPU ms/req", "peak memory MiB", "warm-up p50 ms", "audit"},
 	}
 	var warnings, designs []string
@@ -336,7 +336,7 @@ func variantRow(key string, units []*analysis.Unit) ([]string, float64, float64)
 		analysis.WithCI(col(analysis.Of(summarymetric.P50)), 3, stats.NonNegative),
 		analysis.WithCI(col(analysis.Of(summarymetric.P90)), 3, stats.NonNegative),
 		analysis.WithCI(col(analysis.Of(summarymetric.P99)), 3, stats.NonNegative),
-		analysis.Num(stats.Median(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })), 3),
+		analysis.Num(slices.Max(col(func(u *analysis.Unit) float64 { return u.Summary.Latency.Max })), 3),
 		analysis.WithCI(cpu, 3, stats.NonNegative), analysis.Num(stats.Median(mem), 1), analysis.Num(stats.Median(warm), 3), auditCell(units)}
 	return row, stats.Median(tput), stats.Median(cpu)
 }

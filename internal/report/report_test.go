@@ -154,3 +154,18 @@ func runTiny(t *testing.T) string {
 	}
 	return dir
 }
+
+// A variant's max is the largest latency of any repetition, so that it is
+// never under the p99 beside it, which from 2 to 5 repetitions is a mean.
+func TestVariantMaxIsTheLargestOverRepetitions(t *testing.T) {
+	var units []*analysis.Unit
+	for i, ms := range []float64{100, 1000, 200} {
+		u := &analysis.Unit{Rep: i + 1}
+		u.Summary.Latency.P99, u.Summary.Latency.Max = 0.9*ms, ms
+		units = append(units, u)
+	}
+	row, _, _ := variantRow("v", units)
+	if got := row[8]; got != "1000.000" {
+		t.Errorf("max column %q, want 1000.000 (row %q)", got, row)
+	}
+}
