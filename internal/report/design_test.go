@@ -23,8 +23,9 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 	sliced := &study.Step{Name: "sliced", Interleaved: true}
 	single := &study.Step{Name: "single", Interleaved: true}
 	faults := &study.Step{Name: "faults", Sequential: "its events happen at moments of one load"}
+	beside := &study.Step{Name: "beside", Sequential: "fixed iterations per user"}
 	old := &study.Step{Name: "old"}
-	s.Load.Steps = []*study.Step{sliced, single, faults, old}
+	s.Load.Steps = []*study.Step{sliced, single, faults, beside, old}
 	rounds := map[string]int{"sliced": 4, "single": 1}
 	var units []*analysis.Unit
 	for _, v := range s.Matrix() {
@@ -33,6 +34,9 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 			if st.Interleaved {
 				u.Slices = &results.Slices{Rounds: rounds[st.Name]}
 				u.Resources.IdleCPUS = 2 // of 20 s: a tenth of a core
+			}
+			if st == beside {
+				u.Resources.IdleCPUS = 1 // the other deployments, up meanwhile
 			}
 			units = append(units, u)
 		}
@@ -45,6 +49,7 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 		{sliced, []string{"Measured interleaved", "(median 4 rounds)", "after 500ms of warm-up", "ran on meanwhile", "a median 10.0% of a core"}},
 		{single, []string{"(median 1 round: one slice each, so the variants' turns come closer in time but nothing averages within a step)"}},
 		{faults, []string{"Measured in one piece per variant, variant after variant: its events happen at moments of one load."}},
+		{beside, []string{"variant after variant: fixed iterations per user. The repetition's other deployments were up meanwhile and used a median 5.0% of a core"}},
 		{old, []string{"variant after variant: the run predates interleaving."}},
 	} {
 		got := design(ds, c.step)
@@ -53,6 +58,10 @@ func TestDesignSaysHowAStepWasMeasured(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", c.step.Name, got, w)
 			}
 		}
+	}
+	// A step measured with no other deployment up says nothing of them.
+	if got := design(ds, faults); strings.Contains(got, "other deployments") {
+		t.Errorf("faults: %q", got)
 	}
 }
 

@@ -383,24 +383,29 @@ func design(ds *analysis.Dataset, st *study.Step) string { return designOf(ds, [
 // rounds and the waiting deployments' CPU the medians over every unit of
 // them.
 func designOf(ds *analysis.Dataset, steps []*study.Step) string {
-	st := steps[0]
-	if !st.Interleaved {
-		why := st.Sequential
-		if why == "" {
-			why = "the run predates interleaving"
-		}
-		return "Measured in one piece per variant, variant after variant: " + why + "."
-	}
 	var rounds, idle []float64
 	for _, st := range steps {
 		for _, v := range ds.Variants {
 			for _, u := range ds.Units(v.Key(), st.Name) {
 				if u.Slices != nil {
 					rounds = append(rounds, float64(u.Slices.Rounds))
+				}
+				if u.Slices != nil || u.Resources.IdleCPUS > 0 {
 					idle = append(idle, u.Resources.IdleCPUS/max(u.Summary.DurationS, 1e-9))
 				}
 			}
 		}
+	}
+	if st := steps[0]; !st.Interleaved {
+		why := st.Sequential
+		if why == "" {
+			why = "the run predates interleaving"
+		}
+		text := "Measured in one piece per variant, variant after variant: " + why + "."
+		if len(idle) > 0 {
+			text += " The repetition's other deployments were up meanwhile and used a median " + analysis.Num(100*stats.Median(idle), 1) + "% of a core, counted as the run's in the noise audit."
+		}
+		return text
 	}
 	if len(rounds) == 0 {
 		return "Measured interleaved, but no unit of it holds its slices (a repetition with one variant left measures in one piece)."

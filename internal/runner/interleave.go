@@ -170,9 +170,9 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 		}
 		var err error
 		if st.Interleaved && len(todo) > 1 {
-			err = r.interleave(ctx, rep, i, todo, fail)
+			err = r.interleave(ctx, rep, i, todo, members, fail)
 		} else {
-			err = r.oneByOne(ctx, rep, i, todo, fail)
+			err = r.oneByOne(ctx, rep, i, todo, members, fail)
 		}
 		if err != nil {
 			return failed, err
@@ -189,11 +189,12 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 }
 
 // oneByOne measures step i of each member in one piece, one after the
-// other, in the repetition's order.
-func (r *runner) oneByOne(ctx context.Context, rep, i int, todo []*member, fail func(*member, error) error) error {
+// other, in the repetition's order. The repetition's other deployments
+// run on meanwhile, as they do between slices, and their CPU is the run's.
+func (r *runner) oneByOne(ctx context.Context, rep, i int, todo, members []*member, fail func(*member, error) error) error {
 	st := r.study.Load.Steps[i]
 	for _, m := range todo {
-		err := r.measureStep(ctx, rep, i, m.v, &m.dep)
+		err := r.measureStep(ctx, rep, i, m.v, &m.dep, waiting(members, m))
 		switch {
 		case ctx.Err() != nil:
 			return ErrInterrupted
@@ -223,8 +224,19 @@ func (r *runner) stopAll(members []*member) {
 	wg.Wait()
 }
 
-// interleave measures step i of the members in rounds of slices.
-func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fail func(*member, error) error) error {
+// waiting is the deployments of members other than m that are up.
+func waiting(members []*member, m *member) []*Deployment {
+	var out []*Deployment
+	for _, o := range members {
+		if o != m && o.dep != nil {
+			out = append(out, o.dep)
+		}
+	}
+	return out
+}
+
+// interleave measures step i of the todo members in rounds of slices.
+func (r *runner) interleave(ctx context.Context, rep, i int, todo, members []*member, fail func(*member, error) error) error {
 	st := r.study.Load.Steps[i]
 	w := r.study.Interleave
 	ms := make([]*measurement, len(todo))
@@ -255,7 +267,7 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 	if w.Freeze {
 		idle = "frozen"
 		defer func() {
-			for _, m := range todo {
+			for _, m := range members {
 				if m.dep != nil {
 					if err := m.dep.thaw(); err != nil {
 						r.logf("  warning: continuing %s: %v", m.v.Key(), err)
@@ -288,14 +300,8 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo []*member, fai
 			if m == nil {
 				continue
 			}
-			var others []*Deployment
-			for k, o := range todo {
-				if k != j && o.dep != nil {
-					others = append(others, o.dep)
-				}
-			}
 			started := time.Now()
-			err := r.turn(ctx, m, w, round, others)
+			err := r.turn(ctx, m, w, round, waiting(members, todo[j]))
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}

@@ -603,3 +603,42 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 		t.Fatalf("processes left running: %v", left)
 	}
 }
+
+// A step measured in one piece inside a repetition that deploys every
+// variant at once counts the waiting deployment's CPU as the run's, as a
+// slice does: it is the run's own, not another process's on the machine.
+func TestWaitingDeploymentsOfAOnePieceStepAreTheRuns(t *testing.T) {
+	s, err := study.Load("testdata/waiting.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Step("greet").Interleaved || s.Step("hold").Interleaved {
+		t.Fatalf("greet interleaved %v, hold %v", s.Step("greet").Interleaved, s.Step("hold").Interleaved)
+	}
+	var log bytes.Buffer
+	seed := uint64(3)
+	dir, err := runAA(t, s, &seed, "", context.Background(), &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"plain", "salted"} {
+		d := r.StepDir(1, key, "hold")
+		res, err := d.ReadResources()
+		if err != nil {
+			t.Fatal(err)
+		}
+		aud, err := d.ReadAudit()
+		if err != nil || aud == nil {
+			t.Fatalf("%s: audit %v %v", key, aud, err)
+		}
+		// The other one spins a fifth of a core: about 0.2 s of the 1 s
+		// step; any of it shows that it was counted.
+		if res.IdleCPUS <= 0 || aud.RunCPUS < res.IdleCPUS {
+			t.Errorf("%s: the waiting deployment used %.3f s, the run %.3f s: want it counted in the run's", key, res.IdleCPUS, aud.RunCPUS)
+		}
+	}
+}

@@ -47,12 +47,12 @@ type measurement struct {
 	events        []results.EventRecord
 }
 
-// run measures the step in one piece.
-func (m *measurement) run(ctx context.Context) error {
+// run measures the step in one piece, while the deployments others wait.
+func (m *measurement) run(ctx context.Context, others []*Deployment) error {
 	if err := m.prepare(ctx); err != nil {
 		return err
 	}
-	if err := m.piece(ctx, m.spec(), 0, nil); err != nil {
+	if err := m.piece(ctx, m.spec(), 0, others); err != nil {
 		m.abandon()
 		return err
 	}

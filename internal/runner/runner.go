@@ -453,7 +453,7 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 		if r.run.IsDone(results.UnitKey(rep, v.Key(), st.Name)) {
 			continue
 		}
-		if err := r.measureStep(ctx, rep, i, v, &dep); err != nil {
+		if err := r.measureStep(ctx, rep, i, v, &dep, nil); err != nil {
 			return fmt.Errorf("step %s: %w", st.Name, err)
 		}
 		if st.Pause > 0 {
@@ -469,7 +469,7 @@ func (r *runner) measureVariant(ctx context.Context, rep int, v study.Variant) e
 
 // measureStep measures step i of variant v in one piece on *dep, which a
 // fresh step replaces with a new deployment, and marks it done.
-func (r *runner) measureStep(ctx context.Context, rep, i int, v study.Variant, dep **Deployment) error {
+func (r *runner) measureStep(ctx context.Context, rep, i int, v study.Variant, dep **Deployment, others []*Deployment) error {
 	st := r.study.Load.Steps[i]
 	if st.Fresh {
 		r.logf("  %s: restarting everything for cold caches", st.Name)
@@ -483,7 +483,7 @@ func (r *runner) measureStep(ctx context.Context, rep, i int, v study.Variant, d
 			return err
 		}
 	}
-	if err := r.measurement(rep, i, v, *dep).run(ctx); err != nil {
+	if err := r.measurement(rep, i, v, *dep).run(ctx, others); err != nil {
 		return err
 	}
 	return r.run.MarkDone(results.UnitKey(rep, v.Key(), st.Name))

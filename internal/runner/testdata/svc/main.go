@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log"
@@ -52,6 +53,19 @@ func main() {
 		go func() {
 			<-term
 			os.Exit(status)
+		}()
+	}
+	// IDLE_SPIN: busy for that long in every 50 ms, load or not, as a
+	// JVM's compiler and collector are while it waits its turn.
+	if spin, err := time.ParseDuration(cmp.Or(os.Getenv("IDLE_SPIN"), "0s")); err != nil {
+		log.Fatalf("IDLE_SPIN: %v", err)
+	} else if spin > 0 {
+		go func() {
+			for {
+				for start := time.Now(); time.Since(start) < spin; {
+				}
+				time.Sleep(50*time.Millisecond - spin)
+			}
 		}()
 	}
 	var served atomic.Int64
