@@ -234,16 +234,7 @@ func TestStepWarmupBeforeAVariantsFirstSlice(t *testing.T) {
 	st.Warmup = study.Warmup{Requests: 3}
 	st.Before = []*study.Target{{Service: "web", Method: "POST", Path: "/stats/reset", ExpectStatus: "200"}}
 	st.Collect = []*study.Target{{Name: "stats", Service: "web", Method: "GET", Path: "/stats", ExpectStatus: "200"}}
-	seed := uint64(3)
-	var log bytes.Buffer
-	dir, err := runAA(t, s, &seed, "", context.Background(), &log)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
-	r, err := results.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runOnce(t, s, 3)
 	prov, _ := r.ReadProvenance()
 	for _, key := range prov.Order[0] {
 		d := r.StepDir(1, key, "greet")
@@ -615,16 +606,7 @@ func TestWaitingDeploymentsOfAOnePieceStepAreTheRuns(t *testing.T) {
 	if !s.Step("greet").Interleaved || s.Step("hold").Interleaved {
 		t.Fatalf("greet interleaved %v, hold %v", s.Step("greet").Interleaved, s.Step("hold").Interleaved)
 	}
-	var log bytes.Buffer
-	seed := uint64(3)
-	dir, err := runAA(t, s, &seed, "", context.Background(), &log)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
-	r, err := results.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runOnce(t, s, 3)
 	for _, key := range []string{"plain", "salted"} {
 		d := r.StepDir(1, key, "hold")
 		res, err := d.ReadResources()

@@ -117,6 +117,21 @@ func runAA(t *testing.T, s *study.Study, seed *uint64, resume string, ctx contex
 	return Run(ctx, s, opts)
 }
 
+// runOnce runs s with seed, which must finish, and opens its results.
+func runOnce(t *testing.T, s *study.Study, seed uint64) *results.Run {
+	t.Helper()
+	var log bytes.Buffer
+	dir, err := runAA(t, s, &seed, "", context.Background(), &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	r, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // runThrice runs the A/A study's 3 repetitions with seed, all of which
 // must finish.
 func runThrice(t *testing.T, s *study.Study, seed uint64, log *bytes.Buffer) *results.Run {
