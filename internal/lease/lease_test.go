@@ -62,10 +62,13 @@ func deadPID(t *testing.T) int {
 
 // startGroup starts a shell in a process group of its own that forks a
 // grandchild, as a server's wrapper would, and returns the group's lease
-// value and its pid.
+// value and its pid. The shell execs its last command so that the group
+// settles at exactly two members: without exec, whether a shell forks for
+// its last command is the shell's choice, and a sweep could find a third
+// member that was not there when the test counted.
 func startGroup(t *testing.T) (string, int) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60")
+	cmd := exec.Command("sh", "-c", "sleep 60 & exec sleep 60")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -123,7 +126,7 @@ func TestSweepTakesBackWhatADeadHolderLeft(t *testing.T) {
 	}})
 
 	members := 0
-	for members < 2 { // the shell and its background child
+	for members < 2 { // the shell (exec'd into sleep) and its background child
 		members = countGroup(t, pgid)
 	}
 	s := sweep(dir)
