@@ -112,6 +112,7 @@ type users struct {
 	due      []due // waiting users, a min-heap on at
 	sent     []int // requests per user
 	active   int   // users waiting or in flight
+	lead     int64 // a user's arrival before it is the lead's
 	deadline int64 // no request starts at or after it
 	rng      *rand.Rand
 }
@@ -123,12 +124,12 @@ type due struct {
 
 func newUsers(e *Engine) *users {
 	n := e.closedUsers()
-	u := &users{e: e, due: make([]due, n), sent: make([]int, n), active: n, deadline: math.MaxInt64, rng: rand.New(rand.NewPCG(uint64(n), 0x6d736265))}
+	u := &users{e: e, due: make([]due, n), sent: make([]int, n), active: n, lead: int64(e.cfg.Lead), deadline: math.MaxInt64, rng: rand.New(rand.NewPCG(uint64(n), 0x6d736265))}
 	for i := range u.due {
 		u.due[i].user = uint32(i)
 	}
 	if e.cfg.Duration > 0 {
-		u.deadline = int64(e.cfg.Duration)
+		u.deadline = u.lead + int64(e.cfg.Duration)
 	}
 	return u
 }
@@ -149,6 +150,11 @@ func (u *users) take(now int64, _ int) (ticket, bool) {
 	if now >= u.deadline {
 		u.active--
 		return ticket{}, false
+	}
+	if d.at < u.lead {
+		// Numbered apart: the measured load's numbers start at 0, and
+		// the count it may send is all its own.
+		return ticket{seq: uint64(u.e.warmSeq.Add(1) - 1), intended: u.e.baseUnix + d.at, user: d.user}, true
 	}
 	seq, ok := u.e.claim()
 	if !ok {

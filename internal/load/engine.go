@@ -43,6 +43,17 @@ type Config struct {
 	Duration    time.Duration // closed model: no request starts after it; 0 means no limit
 	MaxRequests int64         // across all users; 0 means no limit
 
+	// Lead is a closed load's warm-up, sent by the same users without a
+	// pause: requests meant to leave in the first Lead are answered and
+	// summarised apart (Engine.Warmup), never recorded or counted, and
+	// the measured load (its Duration, its MaxRequests) starts where the
+	// lead ends, with every user in its stride. A warm-up sent as a load
+	// of its own ends by waiting for its last answers, and the measured
+	// load then starts every user at once: at 200 users of a page that
+	// takes 5 s, that is 5 s of waiting and a first wave measured, not
+	// the steady state.
+	Lead time.Duration
+
 	// TagHeader names a response header whose unsigned number is kept with
 	// each record, e.g. the data version a cache served, so that stale
 	// answers can be counted afterwards.
@@ -122,6 +133,12 @@ type Options struct {
 	Sink          Sink
 	Progress      func(Snapshot)
 	ProgressEvery time.Duration
+	// Measuring, if set, is called once when the measured load begins:
+	// at the start, or, after a lead, on a goroutine of its own when the
+	// lead ends, so that what the caller reads then (the server's CPU so
+	// far) bounds the same window as the summary. Run returns after it
+	// has; a load cut short during its lead never calls it.
+	Measuring func()
 }
 
 // Snapshot is the state of a run for a progress display.
@@ -147,6 +164,8 @@ type Engine struct {
 	base     time.Time
 	baseUnix int64
 	seq      atomic.Int64 // next sequence number; also the count of claimed requests
+	warmSeq  atomic.Int64 // the lead's requests, numbered apart so that they take no measured number
+	warmAgg  *metrics.Aggregator
 	batches  chan []metrics.Record
 	free     chan []metrics.Record
 	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
@@ -188,6 +207,14 @@ func New(cfg Config) (*Engine, error) {
 			return nil, errors.New("the load is unbounded: give a duration, a request count or iterations")
 		}
 	}
+	switch {
+	case cfg.Lead < 0:
+		return nil, fmt.Errorf("the lead %v is negative", cfg.Lead)
+	case cfg.Lead > 0 && cfg.Pacer != nil:
+		return nil, errors.New("a lead is the closed model's: an open load's warm-up is a load of its own")
+	case cfg.Lead > 0 && cfg.Iterations > 0:
+		return nil, errors.New("a lead cannot go with iterations: whether the lead's requests count among a user's would be a guess")
+	}
 	addr, isTLS, err := hostOf(cfg.Targets)
 	if err != nil {
 		return nil, err
@@ -224,6 +251,7 @@ func New(cfg Config) (*Engine, error) {
 		e.tls = &tls.Config{ServerName: host, InsecureSkipVerify: cfg.Insecure}
 	}
 	e.agg = metrics.NewAggregator(&e.names)
+	e.warmAgg = metrics.NewAggregator(&e.names)
 	return e, nil
 }
 
@@ -287,7 +315,22 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	cpu0 := cpuTime()
+	// measured carries the generator's CPU at the start of the measured
+	// load, once the caller has seen it start.
+	measured := make(chan time.Duration, 1)
+	begin := func() {
+		cpu := cpuTime()
+		if opts.Measuring != nil {
+			opts.Measuring()
+		}
+		measured <- cpu
+	}
+	var leadEnd *time.Timer
+	if e.cfg.Lead == 0 {
+		begin()
+	} else {
+		leadEnd = time.AfterFunc(time.Until(e.base.Add(e.cfg.Lead)), begin)
+	}
 	e.batches = make(chan []metrics.Record, 4096)
 	e.free = make(chan []metrics.Record, 4096)
 
@@ -309,11 +352,30 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 	sinkErr := <-collected
 	stopProgress()
 	end := time.Now()
-	s := e.summarise(end, cpuTime()-cpu0, unsent, window)
+	if leadEnd != nil && leadEnd.Stop() {
+		// Cut short during the lead: nothing was measured.
+		s := e.summarise(e.base.Add(e.cfg.Lead), e.base.Add(e.cfg.Lead), 0, unsent, window)
+		s.Valid = false
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the load ended %v into its lead of %v: nothing was measured", end.Sub(e.base).Round(time.Millisecond), e.cfg.Lead))
+		return s, sinkErr
+	}
+	cpu0 := <-measured
+	s := e.summarise(e.base.Add(e.cfg.Lead), end, cpuTime()-cpu0, unsent, window)
 	if want := e.counted(); ctx.Err() == nil && s.Requests < want {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d of the %d requests asked for were sent: the time bound of %v ended the load first", s.Requests, want, e.cfg.Duration))
 	}
 	return s, sinkErr
+}
+
+// Warmup summarises the lead's requests, after Run: a closed load's
+// warm-up, as a load of its own would have been summarised. Its
+// throughput is over the lead; its answers may have come after it.
+func (e *Engine) Warmup() metrics.Summary {
+	s := metrics.Summary{StartedAt: e.base, EndedAt: e.base.Add(e.cfg.Lead), DurationS: e.cfg.Lead.Seconds(),
+		Connections: e.cfg.Connections, Model: "closed", Users: e.cfg.Users, Valid: true, AchievedRateOK: true, SuccessRateOK: true, Warnings: []string{}}
+	e.warmAgg.Fill(&s, s.DurationS)
+	s.AchievedRPS = s.ThroughputRPS
+	return s
 }
 
 // counted is how many requests a closed load's counts ask for when a time
@@ -336,7 +398,12 @@ func (e *Engine) counted() int64 {
 // request path only appends to its own batch.
 func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
 	var sinkErr error
+	var warm []metrics.Record
 	for b := range e.batches {
+		if e.cfg.Lead > 0 {
+			b, warm = e.split(b, warm[:0])
+			e.warmAgg.Add(warm)
+		}
 		e.agg.Add(b)
 		if sink != nil && sinkErr == nil {
 			if sinkErr = sink.Write(b); sinkErr != nil {
@@ -351,6 +418,21 @@ func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
 		}
 	}
 	return sinkErr
+}
+
+// split moves the lead's records of b, those meant to leave before it
+// ended, to warm, and keeps the rest in b's order.
+func (e *Engine) split(b, warm []metrics.Record) ([]metrics.Record, []metrics.Record) {
+	leadEnd := e.baseUnix + int64(e.cfg.Lead)
+	kept := b[:0]
+	for _, r := range b {
+		if r.Intended < leadEnd {
+			warm = append(warm, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	return kept, warm
 }
 
 func (e *Engine) progress(opts Options) (stop func()) {
@@ -416,11 +498,13 @@ func (e *Engine) claim() (uint64, bool) {
 	return uint64(n - 1), true
 }
 
-func (e *Engine) summarise(end time.Time, cpu time.Duration, unsent int64, window time.Duration) metrics.Summary {
+// summarise describes the measured load, from start (the base, or the
+// end of the lead) to end.
+func (e *Engine) summarise(start, end time.Time, cpu time.Duration, unsent int64, window time.Duration) metrics.Summary {
 	s := metrics.Summary{
-		StartedAt:   e.base,
+		StartedAt:   start,
 		EndedAt:     end,
-		DurationS:   end.Sub(e.base).Seconds(),
+		DurationS:   end.Sub(start).Seconds(),
 		Connections: e.cfg.Connections,
 	}
 	e.agg.CountMalformed(e.badTimes.Load(), e.dropped.Load())

@@ -336,12 +336,19 @@ func recorded(t *testing.T, cfg Config) (metrics.Summary, []records.Row) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runRecorded(t, e, Options{})
+}
+
+// runRecorded runs e with opts into a records file and reads it back.
+func runRecorded(t *testing.T, e *Engine, opts Options) (metrics.Summary, []records.Row) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "records.parquet")
 	w, err := records.Create(path, e.Names(), e.TargetNames())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.Run(context.Background(), Options{Sink: w})
+	opts.Sink = w
+	s, err := e.Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,6 +429,9 @@ func TestNewRejects(t *testing.T) {
 		{"two hosts", Config{Targets: []Target{{URL: "http://a/"}, {URL: "http://b/"}}, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1}},
 		{"think range reversed", Config{Targets: good, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1, Think: Think{Min: 2, Max: 1}}},
 		{"coarse pacing without a tick", Config{Targets: good, Connections: 1, Timeout: time.Second, Pacer: constant(t, 1, time.Second), Pacing: Coarse}},
+		{"negative lead", Config{Targets: good, Users: 1, Connections: 1, Timeout: time.Second, MaxRequests: 1, Lead: -time.Second}},
+		{"lead in the open model", Config{Targets: good, Connections: 1, Timeout: time.Second, Pacer: constant(t, 1, time.Second), Lead: time.Second}},
+		{"lead with iterations", Config{Targets: good, Users: 1, Connections: 1, Timeout: time.Second, Iterations: 3, Lead: time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -488,5 +498,94 @@ func TestCancelledBeforeTheStartSendsNothing(t *testing.T) {
 				t.Errorf("sent %d, the server saw %d, want none", s.Requests, got.Load())
 			}
 		})
+	}
+}
+
+// A lead's requests reach the server but no record, count or number of
+// the measured load: it is the measured load that starts where the lead
+// ends, with its own count and its numbers from 0.
+func TestLeadIsSentButNotMeasured(t *testing.T) {
+	var served atomic.Int64
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		fmt.Fprint(w, "hello")
+	})
+	cfg := Config{Targets: []Target{{Name: "home", URL: srv.URL}}, Users: 4, Connections: 4, MaxRequests: 300, Lead: 150 * time.Millisecond, Timeout: 5 * time.Second}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	var at atomic.Int64
+	s, rows := runRecorded(t, e, Options{Measuring: func() { calls.Add(1); at.Store(time.Now().UnixNano()) }})
+	warm := e.Warmup()
+	if s.Requests != 300 || len(rows) != 300 || !s.Valid {
+		t.Fatalf("measured %d requests in %d rows (valid %v), want 300", s.Requests, len(rows), s.Valid)
+	}
+	// Each user's first request is meant for time 0, inside the lead.
+	if warm.Requests < int64(cfg.Users) || warm.Successes != warm.Requests {
+		t.Fatalf("the lead answered %d of %d requests, want at least one per user", warm.Successes, warm.Requests)
+	}
+	if got := served.Load(); got != s.Requests+warm.Requests {
+		t.Fatalf("the server answered %d requests, the load says %d measured and %d in the lead", got, s.Requests, warm.Requests)
+	}
+	if got := s.StartedAt.Sub(warm.StartedAt); got != cfg.Lead {
+		t.Fatalf("the measured load starts %v after the lead's start, want %v", got, cfg.Lead)
+	}
+	if calls.Load() != 1 || at.Load() < s.StartedAt.UnixNano() {
+		t.Fatalf("Measuring called %d times, at %d, for a load measured from %d", calls.Load(), at.Load(), s.StartedAt.UnixNano())
+	}
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		seen[r.Seq] = true
+		if r.Intended < s.StartedAt.UnixNano() {
+			t.Fatalf("request %d was meant for %d, before the measured load's start %d", r.Seq, r.Intended, s.StartedAt.UnixNano())
+		}
+	}
+	for i := range int64(300) {
+		if !seen[i] {
+			t.Fatalf("sequence number %d missing", i)
+		}
+	}
+}
+
+// The users send on through the lead's end: none is stopped and started
+// again on a connection of its own.
+func TestLeadThenDuration(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") }))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cfg := Config{Targets: []Target{{URL: srv.URL}}, Users: 3, Duration: 200 * time.Millisecond, Lead: 100 * time.Millisecond, Think: Think{Min: 5 * time.Millisecond, Max: 10 * time.Millisecond}}
+	s := run(t, cfg, Options{})
+	if s.Requests == 0 || !s.Valid {
+		t.Fatalf("measured %+v", s)
+	}
+	if conns.Load() != int64(cfg.Users) {
+		t.Fatalf("%d connections for %d users: a user started afresh after the lead", conns.Load(), cfg.Users)
+	}
+}
+
+// A load cut short in its lead measured nothing, and says so.
+func TestCancelledInTheLead(t *testing.T) {
+	srv := okServer(t, nil)
+	e, err := New(Config{Targets: []Target{{URL: srv.URL}}, Users: 2, Connections: 2, Timeout: time.Second, Duration: time.Second, Lead: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	called := false
+	s, err := e.Run(ctx, Options{Measuring: func() { called = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if called || s.Valid || s.Requests != 0 || len(s.Warnings) == 0 {
+		t.Fatalf("Measuring called: %v; summary %+v", called, s)
 	}
 }

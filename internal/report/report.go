@@ -384,11 +384,18 @@ func design(ds *analysis.Dataset, st *study.Step) string { return designOf(ds, [
 // them.
 func designOf(ds *analysis.Dataset, steps []*study.Step) string {
 	var rounds, idle []float64
+	var slices, leads int
 	for _, st := range steps {
 		for _, v := range ds.Variants {
 			for _, u := range ds.Units(v.Key(), st.Name) {
 				if u.Slices != nil {
 					rounds = append(rounds, float64(u.Slices.Rounds))
+					for _, sl := range u.Slices.Slices {
+						slices++
+						if sl.Lead {
+							leads++
+						}
+					}
 				}
 				if u.Slices != nil || u.Resources.IdleCPUS > 0 {
 					idle = append(idle, u.Resources.IdleCPUS/max(u.Summary.DurationS, 1e-9))
@@ -419,8 +426,15 @@ func designOf(ds *analysis.Dataset, steps []*study.Step) string {
 	if n == 1 {
 		perStep = "median 1 round: one slice each, so the variants' turns come closer in time but nothing averages within a step"
 	}
-	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (%s) in a fresh random order, each slice after %v of warm-up not counted. The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
-		perStep, ds.Study.Interleave.Warmup, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
+	warm := "a load of its own whose last answers came before the slice began"
+	switch {
+	case leads == slices:
+		warm = "sent by the slice's own users, who went on into it without a pause"
+	case leads > 0:
+		warm = fmt.Sprintf("in %d of %d slices sent by the slice's own users, who went on into it without a pause, in the rest a load of its own whose last answers came before the slice began", leads, slices)
+	}
+	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (%s) in a fresh random order, each slice after %v of warm-up not counted (%s). The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
+		perStep, ds.Study.Interleave.Warmup, warm, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
 }
 
 func warmupText(requests int64, duration string) string {

@@ -27,6 +27,10 @@ type Slice struct {
 	P50Ms     float64   `json:"p50_ms"`
 	P99Ms     float64   `json:"p99_ms"`
 	Valid     bool      `json:"valid"`
+	// Lead: the slice's warm-up was sent by its own users, who went on
+	// into the measured part without a pause; else it was a load of its
+	// own, whose last answers came before the measured part started.
+	Lead bool `json:"lead,omitempty"`
 }
 
 const slicesFile jsonFile[Slices] = "slices.json"

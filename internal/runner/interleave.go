@@ -301,7 +301,7 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo, members []*me
 				continue
 			}
 			started := time.Now()
-			err := r.turn(ctx, m, w, round, waiting(members, todo[j]))
+			lead, err := r.turn(ctx, m, w, round, waiting(members, todo[j]))
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}
@@ -323,7 +323,7 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo, members []*me
 			p := m.pieces[len(m.pieces)-1]
 			logs[j].Slices = append(logs[j].Slices, results.Slice{
 				Number: round, Round: round, Position: pos + 1, Of: len(perm), StartedAt: started,
-				DurationS: p.DurationS, Requests: p.Requests, P50Ms: p.Latency.P50, P99Ms: p.Latency.P99, Valid: p.Valid,
+				DurationS: p.DurationS, Requests: p.Requests, P50Ms: p.Latency.P50, P99Ms: p.Latency.P99, Valid: p.Valid, Lead: lead,
 			})
 		}
 	}
@@ -348,8 +348,8 @@ func (r *runner) interleave(ctx context.Context, rep, i int, todo, members []*me
 }
 
 // turn is m's slice of round: with the waiting deployments frozen if the
-// study says so, m's own continued for it.
-func (r *runner) turn(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) error {
+// study says so, m's own continued for it. lead: see slice.
+func (r *runner) turn(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) (lead bool, err error) {
 	if !w.Freeze {
 		return r.slice(ctx, m, w, round, others)
 	}
@@ -359,7 +359,7 @@ func (r *runner) turn(ctx context.Context, m *measurement, w study.Interleaving,
 	}
 	errs = append(errs, m.dep.thaw())
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return false, err
 	}
 	return r.slice(ctx, m, w, round, others)
 }
@@ -398,27 +398,52 @@ func gone(err error) error {
 }
 
 // slice sends one slice of m's step: its warm-up, not counted, then the
-// measured part of round. A variant's first slice is warmed by the
-// step's own warm-up where it has one, sent right before it as before a
-// step in one piece: a second, the slice's, would only lengthen the
-// repetition (at 200 of ipc's users, by 3 s a variant and step).
-func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) error {
+// measured part of round. A closed load sends its warm-up as a lead, its
+// users going on into the measured part without a pause (see
+// load.Config.Lead), where it can: on this machine's generator, and
+// unless before hooks must come between, or the warm-up is a count. Else
+// the warm-up is a load of its own, drained before the measured part
+// starts. A variant's first slice is warmed by the step's own warm-up
+// where it has one, sent right before it as before a step in one piece:
+// a second, the slice's, would only lengthen the repetition (at 200 of
+// ipc's users, by 3 s a variant and step). lead says whether the warm-up
+// was a lead.
+func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) (lead bool, err error) {
 	spec := m.spec()
 	slices := sliceLoad(spec, w)
 	first := len(m.pieces) == 0
-	var err error
+	if ld := sliceLead(m, spec, w, first); ld != nil {
+		if err := m.piece(ctx, slices[round-1], int32(round), others, ld); err != nil {
+			return true, err
+		}
+		if first && m.step.Warmup.Set() {
+			return true, m.dir.WriteWarmup(ld.warmup)
+		}
+		return true, nil
+	}
 	if first && m.step.Warmup.Set() {
 		err = m.warmup(ctx)
 	} else {
-		_, err = m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil)
+		_, err = m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil, nil, nil)
 	}
 	if err == nil && first {
 		err = m.ready(ctx)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	return m.piece(ctx, slices[round-1], int32(round), others)
+	return false, m.piece(ctx, slices[round-1], int32(round), others, nil)
+}
+
+// sliceLead is the lead a slice of m's step warms up with (see
+// measurement.leadFor): the step's warm-up before a variant's first slice,
+// else sliceWarmup's length.
+func sliceLead(m *measurement, spec loadspec.Spec, w study.Interleaving, first bool) *lead {
+	d := w.Warmup + spec.Think.Max
+	if first && m.step.Warmup.Set() {
+		d = m.step.Warmup.Duration
+	}
+	return m.leadFor(spec, d, first)
 }
 
 // checkSlices holds every slice of every interleaved step, and its

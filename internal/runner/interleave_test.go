@@ -249,18 +249,64 @@ func TestStepWarmupBeforeAVariantsFirstSlice(t *testing.T) {
 		if first := sl.Slices[0]; warm.StartedAt.Before(first.StartedAt) {
 			t.Errorf("%s: warm-up started at %v, before its first slice's turn at %v (position %d of %d)", key, warm.StartedAt, first.StartedAt, first.Position, first.Of)
 		}
-		got, err := d.ReadCollected()
-		if err != nil || len(got["stats"]) != 1 {
-			t.Fatalf("%s: collected %v %v", key, got, err)
-		}
-		var stats struct{ Served int64 }
-		if err := json.Unmarshal(got["stats"][0].Body, &stats); err != nil {
-			t.Fatal(err)
-		}
-		if stats.Served != 20+4 {
-			t.Errorf("%s: served %d after the hooks, want the 20 measured and 4 later slices' warm-ups", key, stats.Served)
+		if n := served(t, d, key); n != 20+4 {
+			t.Errorf("%s: served %d after the hooks, want the 20 measured and 4 later slices' warm-ups", key, n)
 		}
 	}
+}
+
+// A closed step's warm-up is a lead: the slice's own users send it and go
+// on into the measured part without a pause. Before a variant's first
+// slice it is the step's warm-up, kept apart as a load of its own is; the
+// later slices' leads are counted nowhere, though the service answered
+// them.
+func TestSlicesWarmUpAsALead(t *testing.T) {
+	s := interleaved(t)
+	s.Repetitions = 1
+	st := s.Step("greet")
+	st.Warmup = study.Warmup{Duration: 300 * time.Millisecond}
+	st.Collect = []*study.Target{{Name: "stats", Service: "web", Method: "GET", Path: "/stats", ExpectStatus: "200"}}
+	r := runOnce(t, s, 5)
+	prov, _ := r.ReadProvenance()
+	for _, key := range prov.Order[0] {
+		d := r.StepDir(1, key, "greet")
+		warm, err := d.ReadWarmup()
+		if err != nil || warm == nil || warm.Requests < 2 || warm.DurationS != 0.3 {
+			t.Fatalf("%s: warm-up %+v %v, want the step's 300 ms with each user's first request", key, warm, err)
+		}
+		sum, err := d.ReadSummary()
+		if err != nil || sum.Requests != 20 {
+			t.Fatalf("%s: summary %+v %v", key, sum, err)
+		}
+		sl, err := d.ReadSlices()
+		if err != nil || sl == nil || len(sl.Slices) != 5 {
+			t.Fatalf("%s: slices %+v %v", key, sl, err)
+		}
+		for _, one := range sl.Slices {
+			if !one.Lead {
+				t.Errorf("%s: slice %d warmed up by a load of its own", key, one.Number)
+			}
+		}
+		// Each later slice's two users start in its lead.
+		if n, least := served(t, d, key), 20+warm.Requests+4*2; n < least {
+			t.Errorf("%s: served %d, want at least the 20 measured, the step's %d warm-up requests and 2 in each later lead", key, n, warm.Requests)
+		}
+	}
+}
+
+// served is what the test service of key said it had served when the
+// step's collect hook asked.
+func served(t *testing.T, d results.StepDir, key string) int64 {
+	t.Helper()
+	got, err := d.ReadCollected()
+	if err != nil || len(got["stats"]) != 1 {
+		t.Fatalf("%s: collected %v %v", key, got, err)
+	}
+	var stats struct{ Served int64 }
+	if err := json.Unmarshal(got["stats"][0].Body, &stats); err != nil {
+		t.Fatal(err)
+	}
+	return stats.Served
 }
 
 // When every variant of an interleaved step has failed, no further round

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -47,12 +48,23 @@ type measurement struct {
 	events        []results.EventRecord
 }
 
-// run measures the step in one piece, while the deployments others wait.
+// run measures the step in one piece, while the deployments others wait:
+// after its warm-up, sent as a lead where it can be.
 func (m *measurement) run(ctx context.Context, others []*Deployment) error {
-	if err := m.prepare(ctx); err != nil {
+	ld := m.leadFor(m.step.Load, m.step.Warmup.Duration, true)
+	if ld == nil {
+		if err := m.prepare(ctx); err != nil {
+			return err
+		}
+	} else if err := m.open(); err != nil {
+		m.abandon()
 		return err
 	}
-	if err := m.piece(ctx, m.spec(), 0, others); err != nil {
+	err := m.piece(ctx, m.spec(), 0, others, ld)
+	if err == nil && ld != nil {
+		err = m.dir.WriteWarmup(ld.warmup)
+	}
+	if err != nil {
 		m.abandon()
 		return err
 	}
@@ -110,7 +122,7 @@ func (m *measurement) warmup(ctx context.Context) error {
 	if spec.Open && w.Requests > 0 && w.Duration == 0 {
 		spec.Stages = nil
 	}
-	summary, err := m.load(ctx, spec, "warm-up", nil)
+	summary, err := m.load(ctx, spec, "warm-up", nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -120,13 +132,44 @@ func (m *measurement) warmup(ctx context.Context) error {
 // ready is what comes right before the step's first measured load: the
 // peak memory started afresh and the before hooks sent.
 func (m *measurement) ready(ctx context.Context) error {
+	if err := m.resetPeak(); err != nil {
+		return err
+	}
+	_, err := sendHooks(ctx, m.step.Before, m.dep, m.service)
+	return err
+}
+
+func (m *measurement) resetPeak() error {
 	for _, in := range m.dep.instances {
 		if err := in.tracked.ResetPeak(); err != nil {
 			return fmt.Errorf("reset peak memory of %s: %w", in.name, err)
 		}
 	}
-	_, err := sendHooks(ctx, m.step.Before, m.dep, m.service)
-	return err
+	return nil
+}
+
+// leadFor is the lead of length d the step's first measured load (first) or
+// a later slice warms up with, nil where its warm-up must be a load of
+// its own: no warm-up, an open load, a generator on a cluster, a
+// count-bound warm-up, before hooks due between the step's warm-up and
+// its first measured request, or events timed from the measured part's
+// start.
+func (m *measurement) leadFor(spec loadspec.Spec, d time.Duration, first bool) *lead {
+	if d <= 0 || spec.Open || m.dep.pods != nil || spec.Iterations > 0 || m.step.Warmup.Requests > 0 || (first && len(m.step.Before) > 0) || len(m.step.Events) > 0 {
+		return nil
+	}
+	return &lead{d: d, first: first}
+}
+
+// lead is a closed load's warm-up sent by its own users without a pause
+// (load.Config.Lead): the piece's accounts open when it ends.
+type lead struct {
+	d time.Duration
+	// first: the step's first measured load starts where this lead ends,
+	// and what ready does before it is done then (the lead is only taken
+	// for a step without before hooks, which must come between).
+	first  bool
+	warmup metrics.Summary // the lead's, once the piece is measured
 }
 
 // abandon drops a step that will not finish; its records file never
@@ -141,12 +184,29 @@ func (m *measurement) abandon() {
 // piece measures one load of the step (the whole, or slice number slice)
 // and adds it to what the step measured. others are the deployments that
 // wait meanwhile, whose CPU counts as the run's, not as foreign.
-func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32, others []*Deployment) error {
-	before, idleBefore, err := m.snapshot(others)
-	if err != nil {
-		return err
+func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32, others []*Deployment, ld *lead) error {
+	var (
+		before     []resources.Usage
+		idleBefore float64
+		mark       noiseMark
+		openErr    error
+	)
+	open := func() {
+		if ld != nil && ld.first {
+			if openErr = m.resetPeak(); openErr != nil {
+				return
+			}
+		}
+		before, idleBefore, openErr = m.snapshot(others)
+		mark = markNoise(m.dep)
 	}
-	mark := markNoise(m.dep)
+	measuring := open
+	if ld == nil {
+		if open(); openErr != nil {
+			return openErr
+		}
+		measuring = nil
+	}
 	epoch := m.dep.sampler.Epoch()
 	evCtx, stopEvents := context.WithCancel(ctx)
 	evDone := make(chan []results.EventRecord, 1)
@@ -160,7 +220,7 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	if slice > 0 {
 		label = fmt.Sprintf("slice %d", slice)
 	}
-	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at})
+	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at}, ld, measuring)
 	stopEvents()
 	m.events = append(m.events, <-evDone...)
 	if ctx.Err() != nil {
@@ -168,6 +228,12 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if openErr != nil {
+		return openErr
+	}
+	if before == nil {
+		return fmt.Errorf("%s: the load ended in its lead of %v, nothing measured", m.label, ld.d)
 	}
 	if m.dep.pods != nil {
 		// The kubelet's stats lag the load by up to its refresh; a
@@ -305,8 +371,9 @@ func usage(d *Deployment) ([]resources.Usage, error) {
 
 // load runs one load with a progress display and returns its summary;
 // its records go to the step's file as segment seg (nil: none kept, a
-// warm-up's).
-func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, seg *records.Segment) (metrics.Summary, error) {
+// warm-up's). measuring, if set, is called when the measured load starts:
+// after ld, the lead sent first, if any (whose summary it keeps).
+func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, seg *records.Segment, ld *lead, measuring func()) (metrics.Summary, error) {
 	label := m.label
 	if what != "" {
 		label += " " + what
@@ -314,23 +381,36 @@ func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string,
 	progress := &console.Progress{W: m.log, TTY: m.tty, Label: label}
 	defer progress.Done()
 	if m.dep.pods != nil {
+		if ld != nil {
+			return metrics.Summary{}, errors.New("a lead is sent from this machine's generator only")
+		}
+		if measuring != nil {
+			measuring()
+		}
 		return m.loadFromPods(ctx, spec, seg, progress.Show)
 	}
 	cfg, err := spec.Config()
 	if err != nil {
 		return metrics.Summary{}, err
 	}
+	if ld != nil {
+		cfg.Lead = ld.d
+	}
 	e, err := load.New(cfg)
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	opts := load.Options{Progress: progress.Show, ProgressEvery: progress.Every()}
+	opts := load.Options{Progress: progress.Show, ProgressEvery: progress.Every(), Measuring: measuring}
 	if seg != nil {
 		seg.Names, seg.Targets = e.Names(), e.TargetNames()
 		m.records.Begin(*seg)
 		opts.Sink = m.records
 	}
-	return e.Run(ctx, opts)
+	s, err := e.Run(ctx, opts)
+	if ld != nil {
+		ld.warmup = e.Warmup()
+	}
+	return s, err
 }
 
 func (m *measurement) spec() loadspec.Spec {
