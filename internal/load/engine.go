@@ -44,14 +44,15 @@ type Config struct {
 	MaxRequests int64         // across all users; 0 means no limit
 
 	// Lead is a closed load's warm-up, sent by the same users without a
-	// pause: requests meant to leave in the first Lead are answered and
-	// summarised apart (Engine.Warmup), never recorded or counted, and
-	// the measured load (its Duration, its MaxRequests) starts where the
-	// lead ends, with every user in its stride. A warm-up sent as a load
-	// of its own ends by waiting for its last answers, and the measured
-	// load then starts every user at once: at 200 users of a page that
-	// takes 5 s, that is 5 s of waiting and a first wave measured, not
-	// the steady state.
+	// pause: requests meant to leave in the first Lead are answered but
+	// never recorded or counted, and the measured load (its Duration, its
+	// MaxRequests) starts where the lead ends, with every user in its
+	// stride. A warm-up sent as a load of its own ends by waiting for its
+	// last answers, and the measured load then starts every user at once:
+	// at 200 users of a page that takes 5 s, that is 5 s of waiting and a
+	// first wave measured. A user is mid-cycle when the lead ends, so a
+	// window should hold several cycles: in one, only the users whose
+	// lead answers came back early are measured.
 	Lead time.Duration
 
 	// TagHeader names a response header whose unsigned number is kept with
@@ -165,7 +166,6 @@ type Engine struct {
 	baseUnix int64
 	seq      atomic.Int64 // next sequence number; also the count of claimed requests
 	warmSeq  atomic.Int64 // the lead's requests, numbered apart so that they take no measured number
-	warmAgg  *metrics.Aggregator
 	batches  chan []metrics.Record
 	free     chan []metrics.Record
 	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
@@ -251,7 +251,6 @@ func New(cfg Config) (*Engine, error) {
 		e.tls = &tls.Config{ServerName: host, InsecureSkipVerify: cfg.Insecure}
 	}
 	e.agg = metrics.NewAggregator(&e.names)
-	e.warmAgg = metrics.NewAggregator(&e.names)
 	return e, nil
 }
 
@@ -367,17 +366,6 @@ func (e *Engine) Run(ctx context.Context, opts Options) (metrics.Summary, error)
 	return s, sinkErr
 }
 
-// Warmup summarises the lead's requests, after Run: a closed load's
-// warm-up, as a load of its own would have been summarised. Its
-// throughput is over the lead; its answers may have come after it.
-func (e *Engine) Warmup() metrics.Summary {
-	s := metrics.Summary{StartedAt: e.base, EndedAt: e.base.Add(e.cfg.Lead), DurationS: e.cfg.Lead.Seconds(),
-		Connections: e.cfg.Connections, Model: "closed", Users: e.cfg.Users, Valid: true, AchievedRateOK: true, SuccessRateOK: true, Warnings: []string{}}
-	e.warmAgg.Fill(&s, s.DurationS)
-	s.AchievedRPS = s.ThroughputRPS
-	return s
-}
-
 // counted is how many requests a closed load's counts ask for when a time
 // bound may end it first, 0 otherwise.
 func (e *Engine) counted() int64 {
@@ -398,11 +386,9 @@ func (e *Engine) counted() int64 {
 // request path only appends to its own batch.
 func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
 	var sinkErr error
-	var warm []metrics.Record
 	for b := range e.batches {
 		if e.cfg.Lead > 0 {
-			b, warm = e.split(b, warm[:0])
-			e.warmAgg.Add(warm)
+			b = e.measured(b)
 		}
 		e.agg.Add(b)
 		if sink != nil && sinkErr == nil {
@@ -420,19 +406,17 @@ func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
 	return sinkErr
 }
 
-// split moves the lead's records of b, those meant to leave before it
-// ended, to warm, and keeps the rest in b's order.
-func (e *Engine) split(b, warm []metrics.Record) ([]metrics.Record, []metrics.Record) {
+// measured keeps, in order, the records of b meant to leave after the
+// lead ended.
+func (e *Engine) measured(b []metrics.Record) []metrics.Record {
 	leadEnd := e.baseUnix + int64(e.cfg.Lead)
 	kept := b[:0]
 	for _, r := range b {
-		if r.Intended < leadEnd {
-			warm = append(warm, r)
-		} else {
+		if r.Intended >= leadEnd {
 			kept = append(kept, r)
 		}
 	}
-	return kept, warm
+	return kept
 }
 
 func (e *Engine) progress(opts Options) (stop func()) {

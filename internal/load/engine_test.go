@@ -517,20 +517,17 @@ func TestLeadIsSentButNotMeasured(t *testing.T) {
 	}
 	var calls atomic.Int64
 	var at atomic.Int64
+	began := time.Now()
 	s, rows := runRecorded(t, e, Options{Measuring: func() { calls.Add(1); at.Store(time.Now().UnixNano()) }})
-	warm := e.Warmup()
 	if s.Requests != 300 || len(rows) != 300 || !s.Valid {
 		t.Fatalf("measured %d requests in %d rows (valid %v), want 300", s.Requests, len(rows), s.Valid)
 	}
 	// Each user's first request is meant for time 0, inside the lead.
-	if warm.Requests < int64(cfg.Users) || warm.Successes != warm.Requests {
-		t.Fatalf("the lead answered %d of %d requests, want at least one per user", warm.Successes, warm.Requests)
+	if got := served.Load(); got < s.Requests+int64(cfg.Users) {
+		t.Fatalf("the server answered %d requests, want the %d measured and at least one per user in the lead", got, s.Requests)
 	}
-	if got := served.Load(); got != s.Requests+warm.Requests {
-		t.Fatalf("the server answered %d requests, the load says %d measured and %d in the lead", got, s.Requests, warm.Requests)
-	}
-	if got := s.StartedAt.Sub(warm.StartedAt); got != cfg.Lead {
-		t.Fatalf("the measured load starts %v after the lead's start, want %v", got, cfg.Lead)
+	if s.StartedAt.Before(began.Add(cfg.Lead)) {
+		t.Fatalf("the measured load starts at %v, within the lead of %v from %v", s.StartedAt, cfg.Lead, began)
 	}
 	if calls.Load() != 1 || at.Load() < s.StartedAt.UnixNano() {
 		t.Fatalf("Measuring called %d times, at %d, for a load measured from %d", calls.Load(), at.Load(), s.StartedAt.UnixNano())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/metrics"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -398,33 +399,23 @@ func gone(err error) error {
 }
 
 // slice sends one slice of m's step: its warm-up, not counted, then the
-// measured part of round. A closed load sends its warm-up as a lead, its
-// users going on into the measured part without a pause (see
-// load.Config.Lead), where it can: on this machine's generator, and
-// unless before hooks must come between, or the warm-up is a count. Else
-// the warm-up is a load of its own, drained before the measured part
-// starts. A variant's first slice is warmed by the step's own warm-up
-// where it has one, sent right before it as before a step in one piece:
-// a second, the slice's, would only lengthen the repetition (at 200 of
-// ipc's users, by 3 s a variant and step). lead says whether the warm-up
-// was a lead.
+// measured part of round. A variant's first slice is warmed by the
+// step's own warm-up where it has one, sent right before it as before a
+// step in one piece: a second, the slice's, would only lengthen the
+// repetition (at 200 of ipc's users, by 3 s a variant and step). A later
+// slice's warm-up is a lead where sliceLead finds one fits. lead says
+// whether it was.
 func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving, round int, others []*Deployment) (lead bool, err error) {
 	spec := m.spec()
 	slices := sliceLoad(spec, w)
-	first := len(m.pieces) == 0
-	if ld := sliceLead(m, spec, w, first); ld != nil {
-		if err := m.piece(ctx, slices[round-1], int32(round), others, ld); err != nil {
-			return true, err
-		}
-		if first && m.step.Warmup.Set() {
-			return true, m.dir.WriteWarmup(ld.warmup)
-		}
-		return true, nil
+	if lead := sliceLead(m, slices[round-1], w); lead > 0 {
+		return true, m.piece(ctx, slices[round-1], int32(round), others, lead)
 	}
+	first := len(m.pieces) == 0
 	if first && m.step.Warmup.Set() {
 		err = m.warmup(ctx)
 	} else {
-		_, err = m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil, nil, nil)
+		_, err = m.load(ctx, sliceWarmup(spec, w, m.step.Warmup, len(slices)), fmt.Sprintf("slice %d warm-up", round), nil, 0, nil)
 	}
 	if err == nil && first {
 		err = m.ready(ctx)
@@ -432,18 +423,57 @@ func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving
 	if err != nil {
 		return false, err
 	}
-	return false, m.piece(ctx, slices[round-1], int32(round), others, nil)
+	return false, m.piece(ctx, slices[round-1], int32(round), others, 0)
 }
 
-// sliceLead is the lead a slice of m's step warms up with (see
-// measurement.leadFor): the step's warm-up before a variant's first slice,
-// else sliceWarmup's length.
-func sliceLead(m *measurement, spec loadspec.Spec, w study.Interleaving, first bool) *lead {
-	d := w.Warmup + spec.Think.Max
-	if first && m.step.Warmup.Set() {
-		d = m.step.Warmup.Duration
+// leadCycles is how many of its users' cycles (answer and think) a
+// slice's window must hold for its warm-up to be a lead. A user is in
+// the middle of one when the lead ends: its first measured request comes
+// up to a cycle later, while the server still answers the lead's. In a
+// window of a cycle or two that leaves the users whose lead answers came
+// back early (2026-11-27, ipc quick at 200 users: 78-119 pages a slice,
+// p50 3.1-5.5 s, against 256-282 pages and 4.5-6.2 s with the users
+// started afresh; frameworks' per-request Micro: 27-86 requests against
+// 189-196); in four, every user is measured three times at least and
+// the lead's tail is at most a quarter of the window.
+const leadCycles = 4
+
+// sliceLead is the lead a slice of m's step warms up with, sliceWarmup's
+// length, so that the users go on into the measured part without a pause
+// (load.Config.Lead): no first wave is measured and no time goes to
+// waiting for a warm-up's last answers. It is 0, and the warm-up a load
+// of its own, for a variant's first slice (nothing says yet how long a
+// cycle takes), where the last slice measured says the window holds fewer
+// than leadCycles cycles, and where a lead cannot be: an open load, a
+// generator on a cluster, a count-bound warm-up, events timed from the
+// measured part's start.
+func sliceLead(m *measurement, slice loadspec.Spec, w study.Interleaving) time.Duration {
+	if len(m.pieces) == 0 || slice.Open || m.dep.pods != nil || slice.Iterations > 0 || m.step.Warmup.Requests > 0 || len(m.step.Events) > 0 {
+		return 0
 	}
-	return m.leadFor(spec, d, first)
+	if !leadFits(m.pieces[len(m.pieces)-1], slice) {
+		return 0
+	}
+	return w.Warmup + slice.Think.Max
+}
+
+// leadFits says whether slice's window holds leadCycles of its users'
+// cycles, as last, the slice before it, measured them: its median answer
+// and the mean think time. A window bounded by a count is the count at
+// last's throughput.
+func leadFits(last metrics.Summary, slice loadspec.Spec) bool {
+	cycle := time.Duration(last.Latency.P50*float64(time.Millisecond)) + (slice.Think.Min+slice.Think.Max)/2
+	window := slice.Duration
+	if slice.Requests > 0 {
+		if last.ThroughputRPS <= 0 {
+			return false
+		}
+		byCount := time.Duration(float64(slice.Requests) / last.ThroughputRPS * float64(time.Second))
+		if window == 0 || byCount < window {
+			window = byCount
+		}
+	}
+	return window >= leadCycles*cycle
 }
 
 // checkSlices holds every slice of every interleaved step, and its

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -48,23 +47,12 @@ type measurement struct {
 	events        []results.EventRecord
 }
 
-// run measures the step in one piece, while the deployments others wait:
-// after its warm-up, sent as a lead where it can be.
+// run measures the step in one piece, while the deployments others wait.
 func (m *measurement) run(ctx context.Context, others []*Deployment) error {
-	ld := m.leadFor(m.step.Load, m.step.Warmup.Duration, true)
-	if ld == nil {
-		if err := m.prepare(ctx); err != nil {
-			return err
-		}
-	} else if err := m.open(); err != nil {
-		m.abandon()
+	if err := m.prepare(ctx); err != nil {
 		return err
 	}
-	err := m.piece(ctx, m.spec(), 0, others, ld)
-	if err == nil && ld != nil {
-		err = m.dir.WriteWarmup(ld.warmup)
-	}
-	if err != nil {
+	if err := m.piece(ctx, m.spec(), 0, others, 0); err != nil {
 		m.abandon()
 		return err
 	}
@@ -122,7 +110,7 @@ func (m *measurement) warmup(ctx context.Context) error {
 	if spec.Open && w.Requests > 0 && w.Duration == 0 {
 		spec.Stages = nil
 	}
-	summary, err := m.load(ctx, spec, "warm-up", nil, nil, nil)
+	summary, err := m.load(ctx, spec, "warm-up", nil, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -132,44 +120,13 @@ func (m *measurement) warmup(ctx context.Context) error {
 // ready is what comes right before the step's first measured load: the
 // peak memory started afresh and the before hooks sent.
 func (m *measurement) ready(ctx context.Context) error {
-	if err := m.resetPeak(); err != nil {
-		return err
-	}
-	_, err := sendHooks(ctx, m.step.Before, m.dep, m.service)
-	return err
-}
-
-func (m *measurement) resetPeak() error {
 	for _, in := range m.dep.instances {
 		if err := in.tracked.ResetPeak(); err != nil {
 			return fmt.Errorf("reset peak memory of %s: %w", in.name, err)
 		}
 	}
-	return nil
-}
-
-// leadFor is the lead of length d the step's first measured load (first) or
-// a later slice warms up with, nil where its warm-up must be a load of
-// its own: no warm-up, an open load, a generator on a cluster, a
-// count-bound warm-up, before hooks due between the step's warm-up and
-// its first measured request, or events timed from the measured part's
-// start.
-func (m *measurement) leadFor(spec loadspec.Spec, d time.Duration, first bool) *lead {
-	if d <= 0 || spec.Open || m.dep.pods != nil || spec.Iterations > 0 || m.step.Warmup.Requests > 0 || (first && len(m.step.Before) > 0) || len(m.step.Events) > 0 {
-		return nil
-	}
-	return &lead{d: d, first: first}
-}
-
-// lead is a closed load's warm-up sent by its own users without a pause
-// (load.Config.Lead): the piece's accounts open when it ends.
-type lead struct {
-	d time.Duration
-	// first: the step's first measured load starts where this lead ends,
-	// and what ready does before it is done then (the lead is only taken
-	// for a step without before hooks, which must come between).
-	first  bool
-	warmup metrics.Summary // the lead's, once the piece is measured
+	_, err := sendHooks(ctx, m.step.Before, m.dep, m.service)
+	return err
 }
 
 // abandon drops a step that will not finish; its records file never
@@ -183,8 +140,10 @@ func (m *measurement) abandon() {
 
 // piece measures one load of the step (the whole, or slice number slice)
 // and adds it to what the step measured. others are the deployments that
-// wait meanwhile, whose CPU counts as the run's, not as foreign.
-func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32, others []*Deployment, ld *lead) error {
+// wait meanwhile, whose CPU counts as the run's, not as foreign. A lead,
+// if any, is the load's warm-up sent by its own users without a pause
+// (load.Config.Lead): the piece's accounts open when it ends.
+func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32, others []*Deployment, lead time.Duration) error {
 	var (
 		before     []resources.Usage
 		idleBefore float64
@@ -192,16 +151,11 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 		openErr    error
 	)
 	open := func() {
-		if ld != nil && ld.first {
-			if openErr = m.resetPeak(); openErr != nil {
-				return
-			}
-		}
 		before, idleBefore, openErr = m.snapshot(others)
 		mark = markNoise(m.dep)
 	}
 	measuring := open
-	if ld == nil {
+	if lead == 0 {
 		if open(); openErr != nil {
 			return openErr
 		}
@@ -220,7 +174,7 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	if slice > 0 {
 		label = fmt.Sprintf("slice %d", slice)
 	}
-	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at}, ld, measuring)
+	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at}, lead, measuring)
 	stopEvents()
 	m.events = append(m.events, <-evDone...)
 	if ctx.Err() != nil {
@@ -233,7 +187,7 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 		return openErr
 	}
 	if before == nil {
-		return fmt.Errorf("%s: the load ended in its lead of %v, nothing measured", m.label, ld.d)
+		return fmt.Errorf("%s: the load ended in its lead of %v, nothing measured", m.label, lead)
 	}
 	if m.dep.pods != nil {
 		// The kubelet's stats lag the load by up to its refresh; a
@@ -371,9 +325,9 @@ func usage(d *Deployment) ([]resources.Usage, error) {
 
 // load runs one load with a progress display and returns its summary;
 // its records go to the step's file as segment seg (nil: none kept, a
-// warm-up's). measuring, if set, is called when the measured load starts:
-// after ld, the lead sent first, if any (whose summary it keeps).
-func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, seg *records.Segment, ld *lead, measuring func()) (metrics.Summary, error) {
+// warm-up's). measuring, if set, is called when the measured load starts,
+// after the lead (see piece), if any.
+func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, seg *records.Segment, lead time.Duration, measuring func()) (metrics.Summary, error) {
 	label := m.label
 	if what != "" {
 		label += " " + what
@@ -381,21 +335,13 @@ func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string,
 	progress := &console.Progress{W: m.log, TTY: m.tty, Label: label}
 	defer progress.Done()
 	if m.dep.pods != nil {
-		if ld != nil {
-			return metrics.Summary{}, errors.New("a lead is sent from this machine's generator only")
-		}
-		if measuring != nil {
-			measuring()
-		}
 		return m.loadFromPods(ctx, spec, seg, progress.Show)
 	}
 	cfg, err := spec.Config()
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	if ld != nil {
-		cfg.Lead = ld.d
-	}
+	cfg.Lead = lead
 	e, err := load.New(cfg)
 	if err != nil {
 		return metrics.Summary{}, err
@@ -406,11 +352,7 @@ func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string,
 		m.records.Begin(*seg)
 		opts.Sink = m.records
 	}
-	s, err := e.Run(ctx, opts)
-	if ld != nil {
-		ld.warmup = e.Warmup()
-	}
-	return s, err
+	return e.Run(ctx, opts)
 }
 
 func (m *measurement) spec() loadspec.Spec {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/msbench/msbench/internal/study"
 )
@@ -41,33 +40,5 @@ func TestStepNotReadyLeavesNoRecords(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("records left by steps never measured: %v", left)
-	}
-}
-
-// A closed step in one piece warms up as a lead (see measurement.leadFor):
-// the warm-up is kept apart, exactly as long as the step says, and the
-// measured load after it is the step's whole count.
-func TestStepInOnePieceWarmsUpAsALead(t *testing.T) {
-	s, err := study.Load("testdata/aa.yaml", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Repetitions = 1
-	s.Step("greet").Warmup = study.Warmup{Duration: 200 * time.Millisecond}
-	r := runOnce(t, s, 3)
-	prov, _ := r.ReadProvenance()
-	for _, key := range prov.Order[0] {
-		d := r.StepDir(1, key, "greet")
-		warm, err := d.ReadWarmup()
-		if err != nil || warm == nil || warm.Requests < 2 || warm.DurationS != 0.2 {
-			t.Fatalf("%s: warm-up %+v %v, want 200 ms with each user's first request", key, warm, err)
-		}
-		sum, err := d.ReadSummary()
-		if err != nil || sum.Requests != 20 || !sum.StartedAt.Equal(warm.EndedAt) {
-			t.Fatalf("%s: summary %+v %v, want 20 requests from the warm-up's end %v", key, sum, err, warm.EndedAt)
-		}
-		if sl, err := d.ReadSlices(); err != nil || sl != nil {
-			t.Fatalf("%s: slices %+v %v of a step in one piece", key, sl, err)
-		}
 	}
 }
