@@ -431,7 +431,7 @@ func designOf(ds *analysis.Dataset, steps []*study.Step) string {
 	case leads == slices:
 		warm = "sent by the slice's own users, who went on into it without a pause"
 	case leads > 0:
-		warm = fmt.Sprintf("in %d of %d slices sent by the slice's own users, who went on into it without a pause, in the rest a load of its own whose last answers came before the slice began", leads, slices)
+		warm = fmt.Sprintf("in %d of %d slices a lead, sent by the slice's own users, who went on into it without a pause; in the rest, a variant's first slice of a step among them, a load of its own whose last answers came before the slice began", leads, slices)
 	}
 	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (%s) in a fresh random order, each slice after %v of warm-up not counted (%s). The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
 		perStep, ds.Study.Interleave.Warmup, warm, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
