@@ -173,18 +173,50 @@ type Instance struct {
 
 // Start starts a dependency of kind and waits until a real client of it can
 // connect and, where that makes sense, use a database and user msbench. On
-// error nothing started is left running.
+// error nothing started is left running. A server that could not bind the
+// free port it was given is started again on fresh ports (see portTries).
 func Start(ctx context.Context, kind Kind, opts Options) (*Instance, error) {
 	newServer, ok := servers[kind]
 	if !ok {
 		_, err := ParseKind(string(kind))
 		return nil, err
 	}
+	return retryTaken(ctx, opts.Listen == "", func() (*Instance, error) { return startOnce(ctx, kind, newServer(), opts) })
+}
+
+// portTries is how often a dependency is started whose port another
+// process took between the allocator's check and the server's bind: the
+// ports are the kernel's ephemeral ones, which every outgoing connection
+// on the machine draws from too (RabbitMQ lost its AMQP port so once in a
+// CI run with the test packages in parallel).
+const portTries = 3
+
+// retryTaken calls start until it succeeds, fails for another reason than
+// a port taken, or has tried portTries times; free says the ports are
+// drawn afresh on each try (not given by Options.Listen).
+func retryTaken(ctx context.Context, free bool, start func() (*Instance, error)) (*Instance, error) {
+	for try := 1; ; try++ {
+		in, err := start()
+		if err == nil || !free || try == portTries || ctx.Err() != nil || !portTaken(err) {
+			return in, err
+		}
+	}
+}
+
+// portTaken says whether err, with the log tail it carries, is a server's
+// failure to bind its address because another process holds it, in the
+// words of the servers msbench starts (the C library's, Erlang's, Go's).
+func portTaken(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "address already in use") || strings.Contains(msg, "eaddrinuse")
+}
+
+func startOnce(ctx context.Context, kind Kind, srv server, opts Options) (*Instance, error) {
 	e, err := newEnv(kind, opts)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", kind, err)
 	}
-	in := &Instance{Kind: kind, Name: e.name, env: e, srv: newServer()}
+	in := &Instance{Kind: kind, Name: e.name, env: e, srv: srv}
 	// Before anything is created: a missing program is the likeliest error,
 	// and a first build of one is not the server's start-up.
 	if err := in.srv.find(ctx, e); err != nil {

@@ -312,3 +312,60 @@ func TestUnreachableDirIsExplained(t *testing.T) {
 		t.Fatalf("got %v, want an explanation of the unreachable dir", err)
 	}
 }
+
+func TestPortTaken(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{`broker/rabbitmq-server exited before ready: exit status 1
+log tail:
+{"init terminating in do_boot",{error,{could_not_start_listener,"127.0.0.1",35623,{listen_error,{acceptor,{127,0,0,1},35623},eaddrinuse}}}}`, true},
+		{"LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use", true},
+		{"Could not create server TCP listening socket 127.0.0.1:6379: bind: Address already in use", true},
+		{"listen tcp 127.0.0.1:27017: bind: address already in use", true},
+		{"postgres exited before ready: exit status 1\nFATAL:  data directory has wrong ownership", false},
+		{"redis-server not found: apt-get install redis-server", false},
+	}
+	for _, tt := range tests {
+		if got := portTaken(errors.New(tt.msg)); got != tt.want {
+			t.Errorf("portTaken(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
+	}
+}
+
+// A start that lost its port is tried again, up to portTries times, and
+// only when its ports are drawn afresh; any other failure ends it at once.
+func TestRetryTakenTriesAgainOnlyForATakenPort(t *testing.T) {
+	taken := errors.New("start redis: bind: Address already in use")
+	other := errors.New("start redis: redis-server not found")
+	tests := []struct {
+		name  string
+		free  bool
+		errs  []error // what each try returns; nil: success
+		tries int
+		ok    bool
+	}{
+		{"first try", true, []error{nil}, 1, true},
+		{"taken, then started", true, []error{taken, nil}, 2, true},
+		{"taken every time", true, []error{taken, taken, taken, nil}, portTries, false},
+		{"another failure", true, []error{other, nil}, 1, false},
+		{"a port given by Listen", false, []error{taken, nil}, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tries := 0
+			in, err := retryTaken(context.Background(), tt.free, func() (*Instance, error) {
+				err := tt.errs[tries]
+				tries++
+				if err != nil {
+					return nil, err
+				}
+				return &Instance{}, nil
+			})
+			if tries != tt.tries || (err == nil) != tt.ok || (in != nil) != tt.ok {
+				t.Fatalf("%d tries, instance %v, error %v; want %d tries, success %v", tries, in, err, tt.tries, tt.ok)
+			}
+		})
+	}
+}

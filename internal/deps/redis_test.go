@@ -3,6 +3,7 @@ package deps
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -42,4 +43,22 @@ func redisUse(ctx context.Context, in *Instance, key string) error {
 		return fmt.Errorf("GET %s = %q, want %q", key, got, "v-"+key)
 	}
 	return nil
+}
+
+// A real server that cannot bind its port says so in words portTaken
+// knows, and a port given by Listen is not tried again.
+func TestRedisOnATakenPortSaysSo(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	in, err := Start(context.Background(), Redis, Options{Listen: held.Addr().String()})
+	if err == nil {
+		in.Stop()
+		t.Fatal("redis started on a port another listener holds")
+	}
+	if !portTaken(err) {
+		t.Fatalf("the error does not say the port was taken: %v", err)
+	}
 }
