@@ -32,6 +32,7 @@ type ticket struct {
 	seq      uint64
 	intended int64  // unix ns
 	user     uint32 // the closed model's user, the open model's connection
+	lead     bool   // sent in the closed model's lead (Config.Lead): kept nowhere
 }
 
 // schedule is the open model's arrivals: the pacer's, read a little ahead
@@ -109,11 +110,12 @@ func (s *schedule) unsent() int64 {
 // does in the open model.
 type users struct {
 	e        *Engine
-	due      []due // waiting users, a min-heap on at
-	sent     []int // requests per user
-	active   int   // users waiting or in flight
-	lead     int64 // a user's arrival before it is the lead's
-	deadline int64 // no request starts at or after it
+	due      []due  // waiting users, a min-heap on at
+	sent     []int  // requests per user
+	active   int    // users waiting or in flight
+	lead     int64  // a user's arrival before it is the lead's
+	leadSent uint64 // the lead's requests so far, numbered apart from the measured load's
+	deadline int64  // no request starts at or after it
 	rng      *rand.Rand
 }
 
@@ -154,7 +156,8 @@ func (u *users) take(now int64, _ int) (ticket, bool) {
 	if d.at < u.lead {
 		// Numbered apart: the measured load's numbers start at 0, and
 		// the count it may send is all its own.
-		return ticket{seq: uint64(u.e.warmSeq.Add(1) - 1), intended: u.e.baseUnix + d.at, user: d.user}, true
+		u.leadSent++
+		return ticket{seq: u.leadSent - 1, intended: u.e.baseUnix + d.at, user: d.user, lead: true}, true
 	}
 	seq, ok := u.e.claim()
 	if !ok {

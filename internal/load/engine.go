@@ -165,7 +165,6 @@ type Engine struct {
 	base     time.Time
 	baseUnix int64
 	seq      atomic.Int64 // next sequence number; also the count of claimed requests
-	warmSeq  atomic.Int64 // the lead's requests, numbered apart so that they take no measured number
 	batches  chan []metrics.Record
 	free     chan []metrics.Record
 	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
@@ -387,9 +386,6 @@ func (e *Engine) counted() int64 {
 func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
 	var sinkErr error
 	for b := range e.batches {
-		if e.cfg.Lead > 0 {
-			b = e.measured(b)
-		}
 		e.agg.Add(b)
 		if sink != nil && sinkErr == nil {
 			if sinkErr = sink.Write(b); sinkErr != nil {
@@ -404,19 +400,6 @@ func (e *Engine) collect(sink Sink, cancel context.CancelCauseFunc) error {
 		}
 	}
 	return sinkErr
-}
-
-// measured keeps, in order, the records of b meant to leave after the
-// lead ended.
-func (e *Engine) measured(b []metrics.Record) []metrics.Record {
-	leadEnd := e.baseUnix + int64(e.cfg.Lead)
-	kept := b[:0]
-	for _, r := range b {
-		if r.Intended >= leadEnd {
-			kept = append(kept, r)
-		}
-	}
-	return kept
 }
 
 func (e *Engine) progress(opts Options) (stop func()) {

@@ -36,9 +36,17 @@ func (e *Engine) newRecorder() *recorder {
 func (w *recorder) release() { fasthttp.ReleaseResponse(w.resp) }
 
 // store records t's request, whose response (or err) the recorder holds,
-// and returns when it ended: done, or the timeout after sent.
+// unless it was the lead's, and returns when it ended: done, or the
+// timeout after sent.
 func (w *recorder) store(t ticket, ti uint16, sent, done int64, err error) int64 {
 	e := w.e
+	if t.lead {
+		// Only when it ended matters: it brings its user's next arrival.
+		if err != nil && classify(err) == metrics.Timeout {
+			return sent + int64(e.cfg.Timeout)
+		}
+		return done
+	}
 	if len(w.batch) == 0 {
 		w.born = done
 	}

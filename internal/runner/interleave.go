@@ -454,7 +454,13 @@ func sliceLead(m *measurement, slice loadspec.Spec, w study.Interleaving) time.D
 	if !leadFits(m.pieces[len(m.pieces)-1], slice) {
 		return 0
 	}
-	return w.Warmup + slice.Think.Max
+	return sliceWarmupLength(slice, w)
+}
+
+// sliceWarmupLength is how long a slice of spec warms up: w.Warmup, and
+// its users' longest think time, so that each may send.
+func sliceWarmupLength(spec loadspec.Spec, w study.Interleaving) time.Duration {
+	return w.Warmup + spec.Think.Max
 }
 
 // leadFits says whether slice's window holds leadCycles of its users'
@@ -572,7 +578,7 @@ func share(total time.Duration, n, k int) time.Duration {
 // first. The count keeps a slice of heavy requests from queueing a burst
 // as large as its users behind the warm-up's end.
 func sliceWarmup(spec loadspec.Spec, w study.Interleaving, warmup study.Warmup, rounds int) loadspec.Spec {
-	spec.Duration, spec.Requests, spec.Iterations, spec.Stages = w.Warmup+spec.Think.Max, 0, 0, nil
+	spec.Duration, spec.Requests, spec.Iterations, spec.Stages = sliceWarmupLength(spec, w), 0, 0, nil
 	if warmup.Requests > 0 {
 		spec.Requests = max(1, warmup.Requests/int64(rounds))
 	}

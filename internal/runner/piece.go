@@ -154,13 +154,6 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 		before, idleBefore, openErr = m.snapshot(others)
 		mark = markNoise(m.dep)
 	}
-	measuring := open
-	if lead == 0 {
-		if open(); openErr != nil {
-			return openErr
-		}
-		measuring = nil
-	}
 	epoch := m.dep.sampler.Epoch()
 	evCtx, stopEvents := context.WithCancel(ctx)
 	evDone := make(chan []results.EventRecord, 1)
@@ -174,7 +167,7 @@ func (m *measurement) piece(ctx context.Context, spec loadspec.Spec, slice int32
 	if slice > 0 {
 		label = fmt.Sprintf("slice %d", slice)
 	}
-	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at}, lead, measuring)
+	summary, runErr := m.load(ctx, spec, label, &records.Segment{Slice: slice, Seq: seq, Time: at}, lead, open)
 	stopEvents()
 	m.events = append(m.events, <-evDone...)
 	if ctx.Err() != nil {
@@ -325,8 +318,8 @@ func usage(d *Deployment) ([]resources.Usage, error) {
 
 // load runs one load with a progress display and returns its summary;
 // its records go to the step's file as segment seg (nil: none kept, a
-// warm-up's). measuring, if set, is called when the measured load starts,
-// after the lead (see piece), if any.
+// warm-up's). measuring, if set, is called when the measured load starts:
+// at once, or after the lead (see piece).
 func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string, seg *records.Segment, lead time.Duration, measuring func()) (metrics.Summary, error) {
 	label := m.label
 	if what != "" {
@@ -335,6 +328,9 @@ func (m *measurement) load(ctx context.Context, spec loadspec.Spec, what string,
 	progress := &console.Progress{W: m.log, TTY: m.tty, Label: label}
 	defer progress.Done()
 	if m.dep.pods != nil {
+		if measuring != nil {
+			measuring()
+		}
 		return m.loadFromPods(ctx, spec, seg, progress.Show)
 	}
 	cfg, err := spec.Config()
