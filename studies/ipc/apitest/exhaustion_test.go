@@ -184,6 +184,18 @@ func checkExhaustion(ctx context.Context, t *testing.T, d *deployment, s *progra
 	}
 	defer bare.Close()
 	dialed := time.Now()
+	// Each connection is watched from now on, beside the others: read one
+	// after another, a connection's deadline could pass while the check
+	// waits for another, and a read past its deadline fails without
+	// looking at what the service already sent.
+	idleEnd := watch(func() string { return idle.waitClosed(dialed.Add(idleClose)) })
+	bareEnd := watch(func() string {
+		bare.SetReadDeadline(dialed.Add(idleClose))
+		if _, err := io.Copy(io.Discard, bare); err != nil {
+			return "open: " + err.Error()
+		}
+		return "closed"
+	})
 
 	c, lastEnded := func() (*h2Conn, time.Time) {
 		opening.Lock()
@@ -196,14 +208,14 @@ func checkExhaustion(ctx context.Context, t *testing.T, d *deployment, s *progra
 	if how := c.waitClosed(lastEnded.Add(idleClose)); how == "open" {
 		t.Errorf("%s kept the connection of the half-sent calls %v after they ended, idle, want it closed after %v", s.name, idleClose, idleTimeout)
 	}
-	if how := idle.waitClosed(dialed.Add(idleClose)); how == "open" {
+	end := <-idleEnd
+	if end.how == "open" {
 		t.Errorf("%s kept a connection without calls %v, want it closed after %v", s.name, idleClose, idleTimeout)
-	} else if took := time.Since(dialed); took < idleTimeout*9/10 {
-		t.Errorf("%s closed a connection without calls after %v (%s), want after %v", s.name, took, how, idleTimeout)
+	} else if took := end.at.Sub(dialed); took < idleTimeout*9/10 {
+		t.Errorf("%s closed a connection without calls after %v (%s), want after %v", s.name, took, end.how, idleTimeout)
 	}
-	bare.SetReadDeadline(dialed.Add(idleClose))
-	if _, err := io.Copy(io.Discard, bare); err != nil {
-		t.Errorf("%s kept a connection that sent nothing %v: %v, want it closed after %v", s.name, idleClose, err, idleTimeout)
+	if end := <-bareEnd; end.how != "closed" {
+		t.Errorf("%s kept a connection that sent nothing %v (%s), want it closed after %v", s.name, idleClose, end.how, idleTimeout)
 	}
 
 	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -215,6 +227,23 @@ func checkExhaustion(ctx context.Context, t *testing.T, d *deployment, s *progra
 	if err := conn.Invoke(ctx, methods[s.name], idRequest(s.name, 7), &reply, grpc.ForceCodec(rawCodec{})); err != nil || len(reply) == 0 {
 		t.Errorf("%s, a call after the half-sent ones: %v", s.name, err)
 	}
+}
+
+// ending is how and when a watched connection ended.
+type ending struct {
+	how string
+	at  time.Time
+}
+
+// watch runs wait, which reads a connection until it ends or its
+// deadline, and sends how it ended and when.
+func watch(wait func() string) <-chan ending {
+	ended := make(chan ending, 1)
+	go func() {
+		how := wait()
+		ended <- ending{how, time.Now()}
+	}()
+	return ended
 }
 
 // halfSent is how a service ended the calls one connection left half-sent.
