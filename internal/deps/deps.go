@@ -185,10 +185,11 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Instance, error) {
 }
 
 // portTries is how often a dependency is started whose port another
-// process took between the allocator's check and the server's bind: the
-// ports are the kernel's ephemeral ones, which every outgoing connection
-// on the machine draws from too (RabbitMQ lost its AMQP port so once in a
-// CI run with the test packages in parallel).
+// process took between the allocator's check and the server's bind. The
+// allocator draws below the kernel's ephemeral range, out of outgoing
+// connections' way (RabbitMQ lost its AMQP port to one once in a CI run),
+// but another run's listener, or any process where the machine leaves no
+// room below that range, can still take it.
 const portTries = 3
 
 // retryTaken calls start until it succeeds, fails for another reason than
