@@ -20,7 +20,6 @@ import (
 	"maps"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/msbench/msbench/internal/kube"
-	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -209,16 +207,10 @@ func (d *Deployment) createServices(ctx context.Context, values map[string]strin
 			addrs = append(addrs, in.Addr)
 			d.instances = append(d.instances, in)
 		}
-		values["service."+svc.Name+".addr"] = addrs[0]
-		values["service."+svc.Name+".addrs"] = strings.Join(addrs, ",")
-		values["service."+svc.Name+".port"] = strconv.Itoa(Port)
+		study.SetServiceAddrs(values, svc.Name, addrs)
 	}
-	// Axis attributes may name builds, services and dependencies, now known.
-	for k, text := range s.Placeholders(v) {
-		var err error
-		if values[k], err = placeholder.Expand(text, values); err != nil {
-			return fmt.Errorf("deploy: variant value %s: %w", k, err)
-		}
+	if err := s.ExpandAttrs(v, values); err != nil {
+		return fmt.Errorf("deploy: %w", err)
 	}
 	return nil
 }
@@ -232,9 +224,13 @@ func (d *Deployment) startAll(ctx context.Context, values map[string]string) err
 	}
 	for r, in := range ordered {
 		svc := d.c.Study.Service(in.Service)
+		own, err := d.dialerValues(svc.Name, values)
+		if err != nil {
+			return fmt.Errorf("deploy %s: %w", in.Name, err)
+		}
 		rs, err := replicaSet(instanceSpec{
 			svc: svc, name: in.Name, object: in.object, replica: replicaOf(in, ordered[:r]),
-			values: d.dialerValues(svc.Name, values), image: d.c.Images[svc.Name], cpus: d.c.CPUs[svc.Name], node: d.c.Nodes[svc.Name], root: values["root"],
+			values: own, image: d.c.Images[svc.Name], cpus: d.c.CPUs[svc.Name], node: d.c.Nodes[svc.Name], root: values["root"],
 			secrets: d.secrets, secretName: d.secret,
 		})
 		if err != nil {
@@ -270,19 +266,14 @@ func replicaOf(in *instance, before []*instance) int {
 
 // dialerValues are the placeholders a service sees: Values with Dial's
 // for it, the variant's attributes expanded again with those.
-func (d *Deployment) dialerValues(service string, shared map[string]string) map[string]string {
+func (d *Deployment) dialerValues(service string, shared map[string]string) (map[string]string, error) {
 	own := d.c.Dial[service]
 	if len(own) == 0 {
-		return shared
+		return shared, nil
 	}
 	out := maps.Clone(shared)
 	maps.Copy(out, own)
-	for k, text := range d.c.Study.Placeholders(d.c.Variant) {
-		if x, err := placeholder.Expand(text, out); err == nil {
-			out[k] = x
-		}
-	}
-	return out
+	return out, d.c.Study.ExpandAttrs(d.c.Variant, out)
 }
 
 // Values are the placeholders the deployment provides: the lab's, the

@@ -22,9 +22,9 @@ func TestDialerValues(t *testing.T) {
 		"gateway": {"10.0.0.9:7000", "http://10.0.0.9:7000/"},
 		"other":   {"10.96.0.10:8080", "http://10.96.0.10:8080/"},
 	} {
-		got := d.dialerValues(service, shared)
-		if got["service.rpc.addr"] != want[0] || got["impl.peer"] != want[1] {
-			t.Errorf("%s sees rpc at %q, peer %q; want %q", service, got["service.rpc.addr"], got["impl.peer"], want)
+		got, err := d.dialerValues(service, shared)
+		if err != nil || got["service.rpc.addr"] != want[0] || got["impl.peer"] != want[1] {
+			t.Errorf("%s sees rpc at %q, peer %q (%v); want %q", service, got["service.rpc.addr"], got["impl.peer"], err, want)
 		}
 	}
 	if shared["service.rpc.addr"] != "10.96.0.10:8080" {

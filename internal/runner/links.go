@@ -11,7 +11,6 @@ import (
 
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/links"
-	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
@@ -91,7 +90,7 @@ func startProxy(c deployConfig, host, name, upstream string, spec links.Spec) (*
 // link's proxies instead (a dependency's url and dsn with the proxy's
 // host:port), and so do axis attributes that name them. On an emulated
 // host, a dependency without a link is reached through its forwarder.
-func (d *Deployment) linkValues(c deployConfig, service string, shared map[string]string) map[string]string {
+func (d *Deployment) linkValues(c deployConfig, service string, shared map[string]string) (map[string]string, error) {
 	var out map[string]string
 	own := func() {
 		if out == nil {
@@ -116,20 +115,12 @@ func (d *Deployment) linkValues(c deployConfig, service string, shared map[strin
 			depThrough(out, dep, proxies[0])
 			continue
 		}
-		prefix := "service." + e.link.To + "."
-		out[prefix+"addr"] = proxies[0]
-		out[prefix+"addrs"] = strings.Join(proxies, ",")
-		_, out[prefix+"port"], _ = net.SplitHostPort(proxies[0])
+		study.SetServiceAddrs(out, e.link.To, proxies)
 	}
 	if out == nil {
-		return shared
+		return shared, nil
 	}
-	for k, v := range c.study.Placeholders(c.variant) {
-		if x, err := placeholder.Expand(v, out); err == nil {
-			out[k] = x
-		}
-	}
-	return out
+	return out, c.study.ExpandAttrs(c.variant, out)
 }
 
 // depThrough sets dep's placeholders in values to reach it through the

@@ -212,7 +212,10 @@ load: {service: gateway, steps: [{name: s, requests: 1, targets: [{path: /}]}]}
 	if len(rpc) != 2 || len(db) != 1 {
 		t.Fatalf("proxies %v %v", rpc, db)
 	}
-	gw := d.linkValues(c, "gateway", values)
+	gw, err := d.linkValues(c, "gateway", values)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, dbPort, _ := strings.Cut(db[0], ":")
 	_, rpcPort, _ := strings.Cut(rpc[0], ":")
 	want := map[string]string{
@@ -231,8 +234,8 @@ load: {service: gateway, steps: [{name: s, requests: 1, targets: [{path: /}]}]}
 			t.Errorf("gateway sees %s = %q, want %q", k, gw[k], v)
 		}
 	}
-	if other := d.linkValues(c, "other", values); other["service.rpc.addr"] != "127.0.0.1:1001" || other["dep.db.url"] != values["dep.db.url"] {
-		t.Errorf("a service without a link sees %q, %q", other["service.rpc.addr"], other["dep.db.url"])
+	if other, err := d.linkValues(c, "other", values); err != nil || other["service.rpc.addr"] != "127.0.0.1:1001" || other["dep.db.url"] != values["dep.db.url"] {
+		t.Errorf("a service without a link sees %q, %q (%v)", other["service.rpc.addr"], other["dep.db.url"], err)
 	}
 	if values["service.rpc.addr"] != "127.0.0.1:1001" {
 		t.Error("the shared values changed")

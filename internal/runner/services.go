@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/msbench/msbench/internal/deps"
@@ -174,17 +173,10 @@ func (d *Deployment) chooseAddrs(_ context.Context, values map[string]string) er
 			}
 			d.addrs[svc.Name] = append(d.addrs[svc.Name], net.JoinHostPort(host, strconv.Itoa(port)))
 		}
-		values["service."+svc.Name+".addr"] = d.addrs[svc.Name][0]
-		values["service."+svc.Name+".addrs"] = strings.Join(d.addrs[svc.Name], ",")
-		_, port, _ := strings.Cut(d.addrs[svc.Name][0], ":")
-		values["service."+svc.Name+".port"] = port
+		study.SetServiceAddrs(values, svc.Name, d.addrs[svc.Name])
 	}
-	// Axis attributes may name builds, services and dependencies, now known.
-	for k, v := range c.study.Placeholders(c.variant) {
-		var err error
-		if values[k], err = placeholder.Expand(v, values); err != nil {
-			return fmt.Errorf("deploy: variant value %s: %w", k, err)
-		}
+	if err := c.study.ExpandAttrs(c.variant, values); err != nil {
+		return fmt.Errorf("deploy: %w", err)
 	}
 	return nil
 }
@@ -195,8 +187,12 @@ func (d *Deployment) chooseAddrs(_ context.Context, values map[string]string) er
 func (d *Deployment) startServices(ctx context.Context, values map[string]string) error {
 	c := d.cfg
 	for _, svc := range c.study.StartOrder() {
+		own, err := d.linkValues(c, svc.Name, values)
+		if err != nil {
+			return fmt.Errorf("deploy %s: %w", svc.Name, err)
+		}
 		for r, addr := range d.addrs[svc.Name] {
-			inst, err := d.start(ctx, c, svc, r, addr, d.linkValues(c, svc.Name, values))
+			inst, err := d.start(ctx, c, svc, r, addr, own)
 			if err != nil {
 				return err
 			}

@@ -29,6 +29,8 @@
 package study
 
 import (
+	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +38,7 @@ import (
 
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/loadspec"
+	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/tokens"
 )
 
@@ -325,6 +328,31 @@ func (s *Study) Placeholders(v Variant) map[string]string {
 		}
 	}
 	return out
+}
+
+// ExpandAttrs sets the variant's placeholders (Placeholders) in values,
+// each expanded with values: an axis attribute may name builds, services
+// and dependencies, known only once the variant is deployed, and a
+// service's own values (the addresses it dials) change what it names.
+func (s *Study) ExpandAttrs(v Variant, values map[string]string) error {
+	for k, text := range s.Placeholders(v) {
+		x, err := placeholder.Expand(text, values)
+		if err != nil {
+			return fmt.Errorf("variant value %s: %w", k, err)
+		}
+		values[k] = x
+	}
+	return nil
+}
+
+// SetServiceAddrs sets service.NAME.addr, .addrs and .port in values: the
+// first of addrs (host:port), all of them joined by commas, and the
+// first's port.
+func SetServiceAddrs(values map[string]string, name string, addrs []string) {
+	prefix := "service." + name + "."
+	values[prefix+"addr"] = addrs[0]
+	values[prefix+"addrs"] = strings.Join(addrs, ",")
+	_, values[prefix+"port"], _ = net.SplitHostPort(addrs[0])
 }
 
 // Get returns the value of an axis.
