@@ -112,3 +112,44 @@ func TestAllStepsSaysHowEachGroupWasMeasured(t *testing.T) {
 		t.Errorf("text %q", sec.Text)
 	}
 }
+
+// A closed step whose users each sent fewer than SteadyCycles requests a
+// slice says it shows the start of its load; one with more, or an open
+// one, does not.
+func TestDesignWarnsOfSlicesOfFirstWaves(t *testing.T) {
+	s := &study.Study{Name: "d", Variants: []study.Axis{{Name: "v", Values: []string{"a", "b"}}},
+		Interleave: study.Interleaving{Slice: 5 * time.Second, Warmup: time.Second, Rounds: 3}}
+	short := &study.Step{Name: "short", Interleaved: true}
+	short.Load.Users = 200
+	long := &study.Step{Name: "long", Interleaved: true}
+	long.Load.Users = 20
+	open := &study.Step{Name: "open", Interleaved: true}
+	open.Load.Open, open.Load.Rate = true, 5
+	// 150 users for 10 requests: 10 users, one request each.
+	few := &study.Step{Name: "few", Interleaved: true}
+	few.Load.Users = 150
+	s.Load.Steps = []*study.Step{short, long, open, few}
+	requests := map[string][]int64{"short": {270, 280, 260}, "long": {100, 90, 110}, "open": {20, 20, 20}, "few": {10, 10, 10}}
+	var units []*analysis.Unit
+	for _, v := range s.Matrix() {
+		for _, st := range s.Load.Steps {
+			sl := &results.Slices{Rounds: 3}
+			for k, n := range requests[st.Name] {
+				sl.Slices = append(sl.Slices, results.Slice{Number: k + 1, Requests: n})
+			}
+			units = append(units, &analysis.Unit{Rep: 1, Variant: v, Step: st.Name, Slices: sl, Summary: metrics.Summary{DurationS: 15}})
+		}
+	}
+	ds := analysis.NewDataset(s, units)
+	if got := design(ds, short); !strings.Contains(got, "Each user sent a median 1.4 requests a slice, fewer than 4") {
+		t.Errorf("200 users, 270 requests a slice: %q", got)
+	}
+	if got := design(ds, few); !strings.Contains(got, "Each user sent a median 1.0 requests a slice") {
+		t.Errorf("150 users, 10 requests a slice: %q", got)
+	}
+	for _, st := range []*study.Step{long, open} {
+		if got := design(ds, st); strings.Contains(got, "Each user sent") {
+			t.Errorf("%s: %q", st.Name, got)
+		}
+	}
+}

@@ -5,6 +5,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/msbench/msbench/internal/analysis"
 	"github.com/msbench/msbench/internal/claims"
+	"github.com/msbench/msbench/internal/loadspec"
 	"github.com/msbench/msbench/internal/metrics/summarymetric"
 	"github.com/msbench/msbench/internal/plot"
 	"github.com/msbench/msbench/internal/results"
@@ -383,7 +385,7 @@ func design(ds *analysis.Dataset, st *study.Step) string { return designOf(ds, [
 // rounds and the waiting deployments' CPU the medians over every unit of
 // them.
 func designOf(ds *analysis.Dataset, steps []*study.Step) string {
-	var rounds, idle []float64
+	var rounds, idle, perUser []float64
 	var slices, leads int
 	for _, st := range steps {
 		for _, v := range ds.Variants {
@@ -394,6 +396,11 @@ func designOf(ds *analysis.Dataset, steps []*study.Step) string {
 						slices++
 						if sl.Lead {
 							leads++
+						}
+						if !st.Load.Open && sl.Requests > 0 {
+							// A slice bound to fewer requests than users starts only as many.
+							users := min(int64(cmp.Or(st.Load.Users, loadspec.DefaultUsers)), sl.Requests)
+							perUser = append(perUser, float64(sl.Requests)/float64(users))
 						}
 					}
 				}
@@ -433,8 +440,13 @@ func designOf(ds *analysis.Dataset, steps []*study.Step) string {
 	case leads > 0:
 		warm = fmt.Sprintf("in %d of %d slices a lead, sent by the slice's own users, who went on into it without a pause; in the rest, a variant's first slice of a step among them, a load of its own whose last answers came before the slice began", leads, slices)
 	}
-	return fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (%s) in a fresh random order, each slice after %v of warm-up not counted (%s). The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
+	text := fmt.Sprintf("Measured interleaved: every variant of a repetition deployed at once, each taking one slice of the load per round (%s) in a fresh random order, each slice after %v of warm-up not counted (%s). The waiting deployments %s and used a median %s of a core, counted as the run's in the noise audit.",
 		perStep, ds.Study.Interleave.Warmup, warm, waiting, analysis.Num(100*stats.Median(idle), 1)+"%")
+	if len(perUser) > 0 && stats.Median(perUser) < study.SteadyCycles {
+		text += fmt.Sprintf(" ⚠ Each user sent a median %s requests a slice, fewer than %d: a slice whose users start afresh measures mostly their first wave, sent at once, so this step shows the start of its load more than its steady state. A slice of at least %d of a user's cycles (answer and think time: the study file's interleave: slice, or the step's duration when it is one round) would measure the steady state.",
+			analysis.Num(stats.Median(perUser), 1), study.SteadyCycles, study.SteadyCycles)
+	}
+	return text
 }
 
 func warmupText(requests int64, duration string) string {

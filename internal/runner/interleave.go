@@ -431,12 +431,9 @@ func (r *runner) slice(ctx context.Context, m *measurement, w study.Interleaving
 // the middle of one when the lead ends: its first measured request comes
 // up to a cycle later, while the server still answers the lead's. In a
 // window of a cycle or two that leaves the users whose lead answers came
-// back early (2026-11-27, ipc quick at 200 users: 78-119 pages a slice,
-// p50 3.1-5.5 s, against 256-282 pages and 4.5-6.2 s with the users
-// started afresh; frameworks' per-request Micro: 27-86 requests against
-// 189-196); in four, every user is measured three times at least and
-// the lead's tail is at most a quarter of the window.
-const leadCycles = 4
+// back early (p50 3.1-5.5 s against 4.5-6.2 s at ipc's 200 users;
+// frameworks' per-request Micro: 27-86 requests against 189-196).
+const leadCycles = study.SteadyCycles
 
 // sliceLead is the lead a slice of m's step warms up with, sliceWarmup's
 // length, so that the users go on into the measured part without a pause

@@ -359,6 +359,17 @@ const (
 	DefaultRounds      = 5
 )
 
+// SteadyCycles is how many cycles (an answer and a think time) each user
+// of a closed load goes through in a slice, at the least, for the slice
+// to measure the load's steady state: with fewer, a slice whose users
+// start afresh measures mostly their first wave, sent at once, and a
+// warm-up sent by the same users (a lead) leaves measured only those
+// whose lead answers came back early (2026-11-27, ipc quick at 200 users:
+// 78-119 pages a slice after a lead against 256-282 started afresh). In
+// four, every user is measured three times at least, and what the start
+// leaves in the window is at most a quarter of it.
+const SteadyCycles = 4
+
 func (s *interleaveSection) interleaving() Interleaving {
 	return Interleaving{
 		Slice:  cmp.Or(time.Duration(s.Slice), DefaultSlice),
