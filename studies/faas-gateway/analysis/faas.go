@@ -173,8 +173,27 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 		mt.All[i].PerRun = append(mt.All[i].PerRun, x)
 		m[id] = mt
 	}
+	byRep := map[int]map[faasCell]faasStages{}
 	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
-		c, _ := cells(ds, rep)
+		byRep[rep], _ = cells(ds, rep)
+	}
+	lost := map[string][]string{} // by claim: the cells its pairs left out
+	kept := map[string][]faasCell{}
+	common := func(id, a, b string) []faasCell {
+		key := id + " " + a + "/" + b
+		keep, ok := kept[key]
+		if !ok {
+			var left []string
+			keep, left = commonCells(byRep, a, b, policies, delay)
+			kept[key] = keep
+			if len(left) > 0 {
+				lost[id] = append(lost[id], a+"/"+b+": "+strings.Join(left, ", "))
+			}
+		}
+		return keep
+	}
+	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
+		c := byRep[rep]
 		share := func(policy string, endpoints ...string) float64 {
 			var xs []float64
 			for _, f := range frameworks {
@@ -203,14 +222,17 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 		// about all being alike is every pairwise ratio it implies: gin
 		// over the slowest of the others would be biased (the largest of
 		// several noisy values is too large even when all are equal).
-		pair := func(a, b string, of func(s faasStages) float64) float64 {
+		pair := func(id, a, b string, of func(s faasStages) float64) float64 {
 			var logs []float64
-			for _, p := range policies {
-				for _, e := range smallEndpoints {
-					if x, y := c[faasCell{a, p, e, delay}], c[faasCell{b, p, e, delay}]; x.ok && y.ok && of(x) > 0 && of(y) > 0 {
-						logs = append(logs, math.Log(of(x)/of(y)))
-					}
+			for _, k := range common(id, a, b) {
+				// A cell missing here (the pair measured nothing together
+				// in this repetition) or without a value leaves no mean
+				// over the same cells as the other repetitions'.
+				x, y := c[k], c[faasCell{b, k.policy, k.endpoint, k.delay}]
+				if !x.ok || !y.ok || of(x) <= 0 || of(y) <= 0 {
+					return math.NaN()
 				}
+				logs = append(logs, math.Log(of(x)/of(y)))
 			}
 			if len(logs) == 0 {
 				return math.NaN()
@@ -221,19 +243,71 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 		tail := func(s faasStages) float64 { return s.p99 / s.p50 }
 		for i, a := range frameworks {
 			for _, b := range frameworks[i+1:] {
-				addPart("framework-spread", a+"/"+b, pair(a, b, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
+				addPart("framework-spread", a+"/"+b, pair("framework-spread", a, b, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
 					Note: "every pair of frameworks: one's median latency over the other's, geometric mean over the small endpoints and both policies"})
 			}
 			if a != "gin" {
-				addPart("gin-speed", "gin/"+a, pair("gin", a, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
+				addPart("gin-speed", "gin/"+a, pair("gin-speed", "gin", a, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
 					Note: "gin's median latency over each other framework's, geometric mean over the small endpoints and both policies"})
-				addPart("gin-consistency", "gin/"+a, pair("gin", a, tail), claims.Metric{Ratio: true, Kind: claims.Tail,
+				addPart("gin-consistency", "gin/"+a, pair("gin-consistency", "gin", a, tail), claims.Metric{Ratio: true, Kind: claims.Tail,
 					Note: "gin's p99/p50 over each other framework's, geometric mean over the small endpoints and both policies"})
 			}
 		}
-		add("fiber-vs-nethttp", pair("fiber", "nethttp", p50), claims.Metric{Ratio: true, Kind: claims.Latency, Note: "fiber's median latency / net/http's, geometric mean over the small endpoints and both policies"})
+		add("fiber-vs-nethttp", pair("fiber-vs-nethttp", "fiber", "nethttp", p50), claims.Metric{Ratio: true, Kind: claims.Latency, Note: "fiber's median latency / net/http's, geometric mean over the small endpoints and both policies"})
+	}
+	for id, left := range lost {
+		if mt, ok := m[id]; ok {
+			mt.Note += "; left out, as not measured by both in every repetition (a step that failed its noise audit): " + strings.Join(left, "; ")
+			m[id] = mt
+		}
 	}
 	return m
+}
+
+// commonCells are the small endpoints' cells, under every policy, that
+// both frameworks a and b measured in every repetition where they measured
+// any together (keep, as a's cells), and those left out, missing from one
+// such repetition or from all (lost, as "policy/endpoint"). A repetition's ratio is a geometric mean over the
+// same cells as every other's: with a cell one repetition lost to its
+// noise audit, that repetition's mean would weigh the endpoints otherwise,
+// a value of another quantity, and the spread between repetitions would
+// be the endpoints' as much as the deployments'.
+func commonCells(byRep map[int]map[faasCell]faasStages, a, b string, policies []string, delay string) (keep []faasCell, lost []string) {
+	measured := func(c map[faasCell]faasStages, p, e string) bool {
+		return c[faasCell{a, p, e, delay}].ok && c[faasCell{b, p, e, delay}].ok
+	}
+	together := func(c map[faasCell]faasStages) bool {
+		for _, p := range policies {
+			for _, e := range smallEndpoints {
+				if measured(c, p, e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, p := range policies {
+		for _, e := range smallEndpoints {
+			in, out := 0, 0
+			for _, c := range byRep {
+				if !together(c) {
+					continue // a repetition without the pair restricts nothing
+				}
+				if measured(c, p, e) {
+					in++
+				} else {
+					out++
+				}
+			}
+			switch {
+			case in > 0 && out == 0:
+				keep = append(keep, faasCell{a, p, e, delay})
+			case out > 0:
+				lost = append(lost, p+"/"+e)
+			}
+		}
+	}
+	return keep, lost
 }
 
 func medianOrNaN(xs []float64) float64 {

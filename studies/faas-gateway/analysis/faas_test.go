@@ -2,6 +2,7 @@ package faasgateway
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,5 +177,55 @@ func TestFaasByDelay(t *testing.T) {
 	}
 	if len(byDelay.Figures) != 2 {
 		t.Errorf("%d figures, want latency and delta share against delay", len(byDelay.Figures))
+	}
+}
+
+// A pair's ratio is a geometric mean over the same cells in every
+// repetition: a cell one repetition lost (its noise audit) is left out of
+// all of them, and the claim says so, instead of that repetition's value
+// weighing the endpoints otherwise.
+func TestPairRatiosOverTheSameCellsInEveryRepetition(t *testing.T) {
+	// fiber's median is twice net/http's on /empty, half on /math, the
+	// same on /image; fiber's /math failed its audit in one repetition,
+	// or in all.
+	ratio := map[string]float64{"empty": 2, "math": 0.5, "image": 1}
+	s := &study.Study{Name: "faas-gateway", Repetitions: 3,
+		Variants: []study.Axis{{Name: "framework", Values: []string{"nethttp", "fiber"}}, {Name: "policy", Values: []string{"pooled", "dial"}}},
+	}
+	for _, e := range smallEndpoints {
+		s.Load.Steps = append(s.Load.Steps, &study.Step{Name: e, Params: map[string]string{"endpoint": e}})
+	}
+	for _, lostIn := range [][]int{{3}, {1, 2, 3}} {
+		var units []*analysis.Unit
+		for _, v := range s.Matrix() {
+			for _, st := range s.Load.Steps {
+				p50 := 10.0
+				if v.Get("framework") == "fiber" {
+					p50 *= ratio[st.Name]
+				}
+				for rep := 1; rep <= s.Repetitions; rep++ {
+					if v.Get("framework") == "fiber" && st.Name == "math" && slices.Contains(lostIn, rep) {
+						continue
+					}
+					sum := metrics.Summary{Uncorrected: metrics.Distribution{Mean: p50}, Latency: metrics.Distribution{Mean: p50, P50: p50, P99: 2 * p50}}
+					units = append(units, &analysis.Unit{Rep: rep, Variant: v, Step: st.Name, Summary: sum})
+				}
+			}
+		}
+		got := faasMetrics(analysis.NewDataset(s, units), []string{"nethttp", "fiber"}, []string{"pooled", "dial"}, "")["fiber-vs-nethttp"]
+		if len(got.PerRun) != 3 {
+			t.Fatalf("/math lost in %v: fiber/net/http in %d repetitions, want 3", lostIn, len(got.PerRun))
+		}
+		for rep, x := range got.PerRun {
+			if math.Abs(x-math.Sqrt2) > 1e-9 {
+				t.Errorf("/math lost in %v, repetition %d: fiber/net/http %v, want √2 (the mean over /empty and /image in every repetition)", lostIn, rep+1, x)
+			}
+		}
+		if !strings.Contains(got.Note, "left out") || !strings.Contains(got.Note, "fiber/nethttp: pooled/math, dial/math") {
+			t.Errorf("/math lost in %v: note %q does not say which cells were left out", lostIn, got.Note)
+		}
+	}
+	if all := faasMetrics(analysis.NewDataset(s, nil), []string{"nethttp", "fiber"}, []string{"pooled", "dial"}, ""); len(all) != 0 {
+		t.Errorf("metrics from nothing measured: %v", all)
 	}
 }
