@@ -177,21 +177,6 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
 		byRep[rep], _ = cells(ds, rep)
 	}
-	lost := map[string][]string{} // by claim: the cells its pairs left out
-	kept := map[string][]faasCell{}
-	common := func(id, a, b string) []faasCell {
-		key := id + " " + a + "/" + b
-		keep, ok := kept[key]
-		if !ok {
-			var left []string
-			keep, left = commonCells(byRep, a, b, policies, delay)
-			kept[key] = keep
-			if len(left) > 0 {
-				lost[id] = append(lost[id], a+"/"+b+": "+strings.Join(left, ", "))
-			}
-		}
-		return keep
-	}
 	for rep := 1; rep <= ds.Study.Repetitions; rep++ {
 		c := byRep[rep]
 		share := func(policy string, endpoints ...string) float64 {
@@ -216,44 +201,65 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 			add(k.id, dial, claims.Metric{Range: &stats.Share, Note: "estimated delta / round trip, dial policy, median over frameworks"})
 			add(k.id+"-dial-minus-pooled", dial-pooled, claims.Metric{Note: "delta share with a dial per request minus with pooled connections"})
 		}
-		// Ratios over the small endpoints under both policies, each the
-		// geometric mean over the cells both frameworks measured, so that
-		// one endpoint cannot decide alone. A claim about the slowest or
-		// about all being alike is every pairwise ratio it implies: gin
-		// over the slowest of the others would be biased (the largest of
-		// several noisy values is too large even when all are equal).
-		pair := func(id, a, b string, of func(s faasStages) float64) float64 {
-			var logs []float64
-			for _, k := range common(id, a, b) {
-				// A cell missing here (the pair measured nothing together
-				// in this repetition) or without a value leaves no mean
-				// over the same cells as the other repetitions'.
-				x, y := c[k], c[faasCell{b, k.policy, k.endpoint, k.delay}]
-				if !x.ok || !y.ok || of(x) <= 0 || of(y) <= 0 {
-					return math.NaN()
+	}
+	// Ratios over the small endpoints under both policies, each the
+	// geometric mean over the same cells in every repetition (see
+	// analysis.GeoMeanByRep), so that one endpoint cannot decide alone. A
+	// claim about the slowest or about all being alike is every pairwise
+	// ratio it implies: gin over the slowest of the others would be biased
+	// (the largest of several noisy values is too large even when all are
+	// equal).
+	lost := map[string][]string{} // by claim: the cells its pairs left out
+	pair := func(id, a, b string, of func(s faasStages) float64) []float64 {
+		var cases []string
+		ratios := map[string]map[int]float64{}
+		for _, p := range policies {
+			for _, e := range smallEndpoints {
+				k := p + "/" + e
+				cases, ratios[k] = append(cases, k), map[int]float64{}
+				for rep, c := range byRep {
+					if x, y := c[faasCell{a, p, e, delay}], c[faasCell{b, p, e, delay}]; x.ok && y.ok {
+						ratios[k][rep] = of(x) / of(y)
+					}
 				}
-				logs = append(logs, math.Log(of(x)/of(y)))
 			}
-			if len(logs) == 0 {
-				return math.NaN()
-			}
-			return math.Exp(stats.Mean(logs))
 		}
-		p50 := func(s faasStages) float64 { return s.p50 }
-		tail := func(s faasStages) float64 { return s.p99 / s.p50 }
-		for i, a := range frameworks {
-			for _, b := range frameworks[i+1:] {
-				addPart("framework-spread", a+"/"+b, pair("framework-spread", a, b, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
+		runs, _, left := analysis.GeoMeanByRep(cases, ratios)
+		if len(left) > 0 {
+			lost[id] = append(lost[id], a+"/"+b+": "+strings.Join(left, ", "))
+		}
+		inOrder := make([]float64, ds.Study.Repetitions) // NaN where not measured
+		for rep := range inOrder {
+			inOrder[rep] = math.NaN()
+			if x, ok := runs[rep+1]; ok {
+				inOrder[rep] = x
+			}
+		}
+		return inOrder
+	}
+	p50 := func(s faasStages) float64 { return s.p50 }
+	tail := func(s faasStages) float64 { return s.p99 / s.p50 }
+	for i, a := range frameworks {
+		for _, b := range frameworks[i+1:] {
+			for _, x := range pair("framework-spread", a, b, p50) {
+				addPart("framework-spread", a+"/"+b, x, claims.Metric{Ratio: true, Kind: claims.Latency,
 					Note: "every pair of frameworks: one's median latency over the other's, geometric mean over the small endpoints and both policies"})
 			}
-			if a != "gin" {
-				addPart("gin-speed", "gin/"+a, pair("gin-speed", "gin", a, p50), claims.Metric{Ratio: true, Kind: claims.Latency,
-					Note: "gin's median latency over each other framework's, geometric mean over the small endpoints and both policies"})
-				addPart("gin-consistency", "gin/"+a, pair("gin-consistency", "gin", a, tail), claims.Metric{Ratio: true, Kind: claims.Tail,
-					Note: "gin's p99/p50 over each other framework's, geometric mean over the small endpoints and both policies"})
-			}
 		}
-		add("fiber-vs-nethttp", pair("fiber-vs-nethttp", "fiber", "nethttp", p50), claims.Metric{Ratio: true, Kind: claims.Latency, Note: "fiber's median latency / net/http's, geometric mean over the small endpoints and both policies"})
+		if a == "gin" {
+			continue
+		}
+		for _, x := range pair("gin-speed", "gin", a, p50) {
+			addPart("gin-speed", "gin/"+a, x, claims.Metric{Ratio: true, Kind: claims.Latency,
+				Note: "gin's median latency over each other framework's, geometric mean over the small endpoints and both policies"})
+		}
+		for _, x := range pair("gin-consistency", "gin", a, tail) {
+			addPart("gin-consistency", "gin/"+a, x, claims.Metric{Ratio: true, Kind: claims.Tail,
+				Note: "gin's p99/p50 over each other framework's, geometric mean over the small endpoints and both policies"})
+		}
+	}
+	for _, x := range pair("fiber-vs-nethttp", "fiber", "nethttp", p50) {
+		add("fiber-vs-nethttp", x, claims.Metric{Ratio: true, Kind: claims.Latency, Note: "fiber's median latency / net/http's, geometric mean over the small endpoints and both policies"})
 	}
 	for id, left := range lost {
 		if mt, ok := m[id]; ok {
@@ -262,52 +268,6 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 		}
 	}
 	return m
-}
-
-// commonCells are the small endpoints' cells, under every policy, that
-// both frameworks a and b measured in every repetition where they measured
-// any together (keep, as a's cells), and those left out, missing from one
-// such repetition or from all (lost, as "policy/endpoint"). A repetition's ratio is a geometric mean over the
-// same cells as every other's: with a cell one repetition lost to its
-// noise audit, that repetition's mean would weigh the endpoints otherwise,
-// a value of another quantity, and the spread between repetitions would
-// be the endpoints' as much as the deployments'.
-func commonCells(byRep map[int]map[faasCell]faasStages, a, b string, policies []string, delay string) (keep []faasCell, lost []string) {
-	measured := func(c map[faasCell]faasStages, p, e string) bool {
-		return c[faasCell{a, p, e, delay}].ok && c[faasCell{b, p, e, delay}].ok
-	}
-	together := func(c map[faasCell]faasStages) bool {
-		for _, p := range policies {
-			for _, e := range smallEndpoints {
-				if measured(c, p, e) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for _, p := range policies {
-		for _, e := range smallEndpoints {
-			in, out := 0, 0
-			for _, c := range byRep {
-				if !together(c) {
-					continue // a repetition without the pair restricts nothing
-				}
-				if measured(c, p, e) {
-					in++
-				} else {
-					out++
-				}
-			}
-			switch {
-			case in > 0 && out == 0:
-				keep = append(keep, faasCell{a, p, e, delay})
-			case out > 0:
-				lost = append(lost, p+"/"+e)
-			}
-		}
-	}
-	return keep, lost
 }
 
 func medianOrNaN(xs []float64) float64 {

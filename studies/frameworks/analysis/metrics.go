@@ -191,26 +191,16 @@ func (r *fwRun) pairwise(cases []*fcase, fw string, others []string, f func(u *a
 }
 
 // geoMeanCases is, repetition by repetition, the geometric mean of a
-// per-step ratio over the steps that measured it.
+// per-step ratio over the steps that measured it, the same steps in every
+// repetition (analysis.GeoMeanByRep), and those steps' labels.
 func (r *fwRun) geoMeanCases(cases []*fcase, per func(c *fcase) map[int]float64) (map[int]float64, []string) {
-	byRepXs := map[int][]float64{}
-	var used []string
+	var labels []string
+	ratios := map[string]map[int]float64{}
 	for _, c := range cases {
-		m := per(c)
-		if len(m) == 0 {
-			continue
-		}
-		used = append(used, c.label())
-		for rep, x := range m {
-			byRepXs[rep] = append(byRepXs[rep], x)
-		}
+		labels = append(labels, c.label())
+		ratios[c.label()] = per(c)
 	}
-	out := map[int]float64{}
-	for rep, xs := range byRepXs {
-		if gm, _, _ := stats.GeoMeanCI(xs, 0.95); finite(gm) {
-			out[rep] = gm
-		}
-	}
+	out, used, _ := analysis.GeoMeanByRep(labels, ratios)
 	return out, used
 }
 

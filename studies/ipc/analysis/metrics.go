@@ -151,20 +151,22 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 		Note: "amqp's throughput at 200 users / at 100, over the same for each synchronous style, " + d}, kept...)
 
 	// Averaged over the numbers of users: amqp over the mean of the sync
-	// styles at each, then the geometric mean per repetition.
-	levelRatios := map[int][]float64{}
+	// styles at each, then the geometric mean per repetition, over the
+	// same numbers of users in every repetition.
+	var levels []string
+	levelRatios := map[string]map[int]float64{}
 	for _, l := range r.closed {
-		ratios, _ := across(func(xs []float64) (float64, bool) { return xs[0] / ((xs[1] + xs[2]) / 2), positive(xs) },
+		k := usersLabel(l.x)
+		levels = append(levels, k)
+		levelRatios[k], _ = across(func(xs []float64) (float64, bool) { return xs[0] / ((xs[1] + xs[2]) / 2), positive(xs) },
 			tput(amqp, l.x), tput(rest, l.x), tput(grpc, l.x))
-		for rep, x := range ratios {
-			levelRatios[rep] = append(levelRatios[rep], x)
-		}
 	}
-	eff := map[int]float64{}
-	for rep, xs := range levelRatios {
-		eff[rep], _, _ = stats.GeoMeanCI(xs, 0.95)
+	eff, levelsKept, levelsLost := analysis.GeoMeanByRep(levels, levelRatios)
+	note := fmt.Sprintf("amqp's requests per 180 s / the mean of rest's and grpc's, geometric mean over the %d closed steps, %s", len(levelsKept), d)
+	if len(levelsLost) > 0 {
+		note += "; left out, as not measured in every repetition: " + strings.Join(levelsLost, ", ")
 	}
-	put("tput-amqp-vs-sync", byRep(eff), claims.Throughput, fmt.Sprintf("amqp's requests per 180 s / the mean of rest's and grpc's, geometric mean over the %d closed steps, %s", len(r.closed), d))
+	put("tput-amqp-vs-sync", byRep(eff), claims.Throughput, note)
 
 	mttf := func(style string) map[int]bounded { return r.mttfRuns(style, d, availabilityUsers) }
 	// A value beyond its step or sweep is a bound; a ratio of bounds

@@ -148,9 +148,9 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 	}
 	p50 := analysis.Of(summarymetric.P50)
 	for _, spring := range []string{tfPlatform, tfVirtual} {
-		if perRun, cases := geoMeanRatios(ds, paperUploads, spring, tfGin, p50); len(perRun) > 0 {
+		if perRun, kept, lost := geoMeanRatios(ds, paperUploads, spring, tfGin, p50); len(perRun) > 0 {
 			m[spring+"-vs-gin"] = claims.Metric{PerRun: perRun, Ratio: true, Kind: claims.Latency,
-				Note: fmt.Sprintf("%s / gin median upload latency, one client, geometric mean over %d size × format cases", spring, cases)}
+				Note: fmt.Sprintf("%s / gin median upload latency, one client, geometric mean over %d size × format cases", spring, len(kept)) + leftOut(lost)}
 		}
 	}
 	most := 0
@@ -171,9 +171,12 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 		Note: fmt.Sprintf("gin uploads/s / each Spring variant's, %d clients, geometric mean over the upload steps", most)}
 	measured := false
 	for _, spring := range []string{tfPlatform, tfVirtual} {
-		perRun, _ := geoMeanRatios(ds, mostUploads, tfGin, spring, tput)
+		perRun, _, lost := geoMeanRatios(ds, mostUploads, tfGin, spring, tput)
 		ahead.All = append(ahead.All, claims.Part{Label: tfGin + "/" + spring, PerRun: perRun})
 		measured = measured || len(perRun) > 0
+		if len(lost) > 0 {
+			ahead.Note += " (" + tfGin + "/" + spring + leftOut(lost) + ")"
+		}
 	}
 	if measured {
 		m["gin-uploads-vs-spring-most-clients"] = ahead
@@ -183,25 +186,33 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 
 // geoMeanRatios is, per repetition in order, the geometric mean over the
 // steps of a's f over b's, each pair measured side by side in that
-// repetition; cases is how many steps the fewest-measured repetition had.
-func geoMeanRatios(ds *analysis.Dataset, steps []tfStep, a, b string, f func(u *analysis.Unit) float64) (perRun []float64, cases int) {
-	byRep := map[int][]float64{}
+// repetition, and over the same steps in every repetition
+// (analysis.GeoMeanByRep): kept and lost name them.
+func geoMeanRatios(ds *analysis.Dataset, steps []tfStep, a, b string, f func(u *analysis.Unit) float64) (perRun []float64, kept, lost []string) {
+	var names []string
+	ratios := map[string]map[int]float64{}
 	for _, s := range steps {
+		names, ratios[s.name] = append(names, s.name), map[int]float64{}
 		other := ds.PerRun(b, s.name, f)
 		for rep, x := range ds.PerRun(a, s.name, f) {
-			if y, ok := other[rep]; ok && x > 0 && y > 0 {
-				byRep[rep] = append(byRep[rep], x/y)
+			if y, ok := other[rep]; ok {
+				ratios[s.name][rep] = x / y
 			}
 		}
 	}
-	for i, rep := range slices.Sorted(maps.Keys(byRep)) {
-		gm, _, _ := stats.GeoMeanCI(byRep[rep], 0.95)
-		perRun = append(perRun, gm)
-		if i == 0 || len(byRep[rep]) < cases {
-			cases = len(byRep[rep])
-		}
+	byRep, kept, lost := analysis.GeoMeanByRep(names, ratios)
+	for _, rep := range slices.Sorted(maps.Keys(byRep)) {
+		perRun = append(perRun, byRep[rep])
 	}
-	return perRun, cases
+	return perRun, kept, lost
+}
+
+// leftOut says which steps a geometric mean left out, "" if none.
+func leftOut(lost []string) string {
+	if len(lost) == 0 {
+		return ""
+	}
+	return "; left out, as not measured in every repetition (a step that failed its noise audit): " + strings.Join(lost, ", ")
 }
 
 func tfSizeSection(ds *analysis.Dataset, seq []tfStep, variants []string, p50 func(string, string) (float64, bool), name func(tfStep) string) analysis.Section {
