@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 
 	"github.com/msbench/msbench/internal/stats"
 )
@@ -51,4 +52,13 @@ func GeoMeanByRep(cases []string, ratios map[string]map[int]float64) (byRep map[
 		byRep[rep] = math.Exp(stats.Mean(logs))
 	}
 	return byRep, kept, lost
+}
+
+// LeftOut is what a claim's note adds for the cases GeoMeanByRep left
+// out, "" when none were.
+func LeftOut(lost []string) string {
+	if len(lost) == 0 {
+		return ""
+	}
+	return "; left out, as not measured in every repetition (a step that failed its noise audit): " + strings.Join(lost, "; ")
 }

@@ -51,3 +51,12 @@ func TestGeoMeanByRep(t *testing.T) {
 		})
 	}
 }
+
+func TestLeftOut(t *testing.T) {
+	if got := LeftOut(nil); got != "" {
+		t.Errorf("nothing left out: %q", got)
+	}
+	if got := LeftOut([]string{"gin/echo: pooled/empty, dial/math", "gin/iris: pooled/empty"}); got != "; left out, as not measured in every repetition (a step that failed its noise audit): gin/echo: pooled/empty, dial/math; gin/iris: pooled/empty" {
+		t.Errorf("two pairs left out: %q", got)
+	}
+}

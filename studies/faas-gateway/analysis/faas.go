@@ -263,7 +263,7 @@ func faasMetrics(ds *analysis.Dataset, frameworks, policies []string, delay stri
 	}
 	for id, left := range lost {
 		if mt, ok := m[id]; ok {
-			mt.Note += "; left out, as not measured by both in every repetition (a step that failed its noise audit): " + strings.Join(left, "; ")
+			mt.Note += analysis.LeftOut(left)
 			m[id] = mt
 		}
 	}

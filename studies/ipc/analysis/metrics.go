@@ -162,11 +162,7 @@ func (r *ipcRun) metrics() map[string]claims.Metric {
 			tput(amqp, l.x), tput(rest, l.x), tput(grpc, l.x))
 	}
 	eff, levelsKept, levelsLost := analysis.GeoMeanByRep(levels, levelRatios)
-	note := fmt.Sprintf("amqp's requests per 180 s / the mean of rest's and grpc's, geometric mean over the %d closed steps, %s", len(levelsKept), d)
-	if len(levelsLost) > 0 {
-		note += "; left out, as not measured in every repetition: " + strings.Join(levelsLost, ", ")
-	}
-	put("tput-amqp-vs-sync", byRep(eff), claims.Throughput, note)
+	put("tput-amqp-vs-sync", byRep(eff), claims.Throughput, fmt.Sprintf("amqp's requests per 180 s / the mean of rest's and grpc's, geometric mean over the %d closed steps, %s", len(levelsKept), d)+analysis.LeftOut(levelsLost))
 
 	mttf := func(style string) map[int]bounded { return r.mttfRuns(style, d, availabilityUsers) }
 	// A value beyond its step or sweep is a bound; a ratio of bounds

@@ -150,7 +150,7 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 	for _, spring := range []string{tfPlatform, tfVirtual} {
 		if perRun, kept, lost := geoMeanRatios(ds, paperUploads, spring, tfGin, p50); len(perRun) > 0 {
 			m[spring+"-vs-gin"] = claims.Metric{PerRun: perRun, Ratio: true, Kind: claims.Latency,
-				Note: fmt.Sprintf("%s / gin median upload latency, one client, geometric mean over %d size × format cases", spring, len(kept)) + leftOut(lost)}
+				Note: fmt.Sprintf("%s / gin median upload latency, one client, geometric mean over %d size × format cases", spring, len(kept)) + analysis.LeftOut(lost)}
 		}
 	}
 	most := 0
@@ -175,7 +175,7 @@ func tfMetrics(ds *analysis.Dataset, seq, conc []tfStep) map[string]claims.Metri
 		ahead.All = append(ahead.All, claims.Part{Label: tfGin + "/" + spring, PerRun: perRun})
 		measured = measured || len(perRun) > 0
 		if len(lost) > 0 {
-			ahead.Note += " (" + tfGin + "/" + spring + leftOut(lost) + ")"
+			ahead.Note += " (" + tfGin + "/" + spring + analysis.LeftOut(lost) + ")"
 		}
 	}
 	if measured {
@@ -205,14 +205,6 @@ func geoMeanRatios(ds *analysis.Dataset, steps []tfStep, a, b string, f func(u *
 		perRun = append(perRun, byRep[rep])
 	}
 	return perRun, kept, lost
-}
-
-// leftOut says which steps a geometric mean left out, "" if none.
-func leftOut(lost []string) string {
-	if len(lost) == 0 {
-		return ""
-	}
-	return "; left out, as not measured in every repetition (a step that failed its noise audit): " + strings.Join(lost, ", ")
 }
 
 func tfSizeSection(ds *analysis.Dataset, seq []tfStep, variants []string, p50 func(string, string) (float64, bool), name func(tfStep) string) analysis.Section {
