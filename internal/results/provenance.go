@@ -133,9 +133,10 @@ type Placement struct {
 	Asked     string          `json:"asked"`          // PlacementDefault, PlacementNone or PlacementStudy
 	Available string          `json:"available_cpus"` // the cores msbench could use, e.g. "0-1"
 	Processes []PlacedProcess `json:"processes"`
-	// BootLent are the generator's cores, lent to deployments for their
-	// boot: a repetition's deployments booted two at a time, the second
-	// there, each moved to its own cores once ready. "" when none was.
+	// BootLent are the cores no service runs on (the generator's), lent
+	// to deployments' services for their boot: a repetition's
+	// deployments booted two at a time, the second's services there,
+	// each moved to its own cores once ready. "" when none was.
 	BootLent string `json:"boot_lent,omitempty"`
 }
 

@@ -88,11 +88,11 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 		r.logf("rep %d · deploy %d/%d · %s%s · elapsed %s", rep, p.pos, len(order), describe(p.m.v), where, time.Since(r.start).Round(time.Second))
 	}
 	if lent := r.place.lent(); lent != nil && len(todo) > 1 && r.cluster == nil {
-		// Two at a time, the second on the generator's cores: a boot
-		// that fills its core (a JVM's) then takes half the repetition's
-		// time. Every one is greeted once all are up, one after another
-		// in the order, so that no first request is timed while another
-		// deployment boots.
+		// Two at a time, the second's services on lent cores: a boot
+		// that fills its core (a JVM's) then takes half the
+		// repetition's time. Every one is greeted once all are up, one
+		// after another in the order, so that no first request is timed
+		// while another deployment boots.
 		readyAt := make([]time.Time, len(todo))
 		errs := make([]error, len(todo))
 		var mu sync.Mutex
@@ -111,7 +111,7 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 					p := todo[i]
 					where := ""
 					if place == lent {
-						where = fmt.Sprintf(" · booting on core(s) %s, the generator's, then moved", lent.generator)
+						where = fmt.Sprintf(" · booting on core(s) %s, where no service runs, then moved home", lent.lentCores)
 					}
 					deployLine(p, where)
 					dep, err := r.boot(ctx, p.m.v, rep, place)

@@ -575,10 +575,10 @@ func (s *snapshotsAt) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// With the generator on core 0 and the services on core 1, a repetition's
-// deployments boot two at a time, one of them on core 0 (which idles while
-// nothing is measured); all are on core 1 when measured, and provenance
-// says so.
+// With the generator on core 0 and the services and a dependency on core
+// 1, a repetition's deployments boot two at a time, the services of one of
+// them on core 0 (which idles while nothing is measured), its dependency
+// at home; all are on core 1 when measured, and provenance says so.
 func TestDeploymentsBootTwoByTwo(t *testing.T) {
 	if avail := placement.Available(); !avail.Contains(0) || !avail.Contains(1) {
 		t.Skip("needs cores 0 and 1")
@@ -595,7 +595,8 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 		t.Skip("no cgroup cpuset to move a booted deployment with")
 	}
 	s := interleaved(t)
-	s.Placement = &study.Placement{Generator: "0", Services: map[string]string{"web": "1"}}
+	s.Placement = &study.Placement{Generator: "0", Services: map[string]string{"web": "1"}, Dependencies: map[string]string{"cache": "1"}}
+	s.Deps = append(s.Deps, &study.Dependency{Name: "cache", Kind: "redis"})
 	seed := uint64(5)
 	log := &snapshotsAt{marker: "greet round 1/5"}
 	dir, err := runAA(t, s, &seed, "", context.Background(), log)
@@ -603,7 +604,7 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, log.w.String())
 	}
 	text := log.w.String()
-	lent := regexp.MustCompile(`(?m)^rep \d · deploy \d/3 · .* · booting on core\(s\) 0, the generator's, then moved`).FindAllString(text, -1)
+	lent := regexp.MustCompile(`(?m)^rep \d · deploy \d/3 · .* · booting on core\(s\) 0, where no service runs, then moved home`).FindAllString(text, -1)
 	if len(lent) < 3 {
 		t.Errorf("%d deployments booted on core 0, want at least one a repetition:\n%s", len(lent), text)
 	}
@@ -611,8 +612,14 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 		t.Fatalf("%d snapshots, want one a repetition:\n%s", len(log.taken), text)
 	}
 	for i, children := range log.taken {
-		n := 0
+		n, caches := 0, 0
 		for pid, p := range children {
+			if p.comm == "redis-server" {
+				caches++
+				if !slices.Equal(slices.Compact(p.threads), []string{"1"}) {
+					t.Errorf("rep %d: redis pid %d measured on cores %v, want 1", i+1, pid, p.threads)
+				}
+			}
 			if p.comm != "svc" {
 				continue
 			}
@@ -624,8 +631,8 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 				}
 			}
 		}
-		if n != 3 {
-			t.Errorf("rep %d: %d svc processes up when measured, want 3", i+1, n)
+		if n != 3 || caches != 3 {
+			t.Errorf("rep %d: %d svc and %d redis processes up when measured, want 3 of each", i+1, n, caches)
 		}
 	}
 	// The services say where they started: as many on core 0 as the log
@@ -655,8 +662,8 @@ func TestDeploymentsBootTwoByTwo(t *testing.T) {
 		t.Errorf("provenance says cores %q were lent for boots, want 0", prov.Placement.BootLent)
 	}
 	for _, pp := range prov.Placement.Processes {
-		if pp.Name == "web" && (pp.CPUs != "1" || pp.Applied != "1") {
-			t.Errorf("web recorded on %+v, want cores 1 applied 1", pp)
+		if (pp.Name == "web" || pp.Name == "cache") && (pp.CPUs != "1" || pp.Applied != "1") {
+			t.Errorf("%s recorded on %+v, want cores 1 applied 1", pp.Name, pp)
 		}
 	}
 	for rep := 1; rep <= 3; rep++ {

@@ -30,15 +30,17 @@ type cpuPlan struct {
 	deps      map[string]placement.CPUs
 	study     *study.Placement // nil when the study gives none
 	cpuset    bool             // the accountant keeps services on their cores by cgroup cpuset
-	// booting: the services are where a deployment boots on cores lent to
-	// it (lent), not where it runs; nothing is recorded of them.
-	booting  bool
-	warnings []string // placements that undo what the study asks elsewhere
+	// home is the plan a deployment booting on lent cores (lent) settles
+	// in: its services are not where they will run, and nothing is
+	// recorded of them; its dependencies are, and are recorded there.
+	home      *cpuPlan
+	lentCores placement.CPUs // where lent boots the services
+	warnings  []string       // placements that undo what the study asks elsewhere
 
 	mu       sync.Mutex
 	placed   map[string]results.PlacedProcess // kind/name → the first one seen
 	order    []string
-	bootLent placement.CPUs // the generator's cores once a deployment booted there
+	bootLent placement.CPUs // the lent cores once a deployment booted there
 }
 
 // planPlacement resolves a study's placement on the cores available: the
@@ -137,45 +139,53 @@ func resolveCores(asked string, def placement.CPUs, field string) (placement.CPU
 	return c, nil
 }
 
-// lent is where a deployment may boot while the generator's cores idle
-// (nothing is measured while a repetition deploys): each service on as
-// many of the generator's cores as it has of its own, so that what sizes
-// itself by its cores at start (a JVM's collector and compiler threads,
-// GOMAXPROCS, Node's pool) counts the cores it will run on.
-// Deployment.settle then moves it home. Nil where that cannot hold: no
-// cpuset to move a whole service with, a service on every core or on the
-// generator's, fewer generator cores than it has, or dependencies (which
-// restart where they started).
+// lent is where a deployment may boot while another boots at home
+// (nothing is measured while a repetition deploys): on the cores no
+// service lives on (the generator's where it has its own, idle then),
+// each service on as many of them as it has of its own, so that what
+// sizes itself by its cores at start (a JVM's collector and compiler
+// threads, GOMAXPROCS, Node's pool) counts the cores it will run on. Its
+// dependencies start at home, where they stay (a dependency restarts
+// where it started), and Deployment.settle moves the services there once
+// ready. Nil where that cannot hold: no cpuset to move a whole service
+// with, a service on every core, or fewer such cores than a service has.
 func (p *cpuPlan) lent() *cpuPlan {
-	if p == nil || !p.cpuset || p.generator == nil || len(p.deps) > 0 || len(p.services) == 0 {
+	if p == nil || !p.cpuset || len(p.services) == 0 {
 		return nil
 	}
-	boot := map[string]placement.CPUs{}
-	for name, home := range p.services {
+	spare := p.available
+	for _, home := range p.services {
 		if home == nil {
 			return nil
 		}
+		spare = spare.Minus(home)
+	}
+	homes := p.available.Minus(spare)
+	boot := map[string]placement.CPUs{}
+	for name, home := range p.services {
 		var on placement.CPUs
 		for _, c := range home {
-			i := slices.Index(p.rest, c)
-			if i < 0 || i >= len(p.generator) {
+			i := slices.Index(homes, c)
+			if i < 0 || i >= len(spare) {
 				return nil
 			}
-			on = append(on, p.generator[i])
+			on = append(on, spare[i])
 		}
 		slices.Sort(on)
 		boot[name] = on
 	}
 	return &cpuPlan{asked: p.asked, available: p.available, generator: p.generator, rest: p.rest,
-		services: boot, study: p.study, cpuset: p.cpuset, booting: true}
+		services: boot, deps: p.deps, study: p.study, cpuset: p.cpuset, home: p, lentCores: spare}
 }
 
-// settle moves a deployment booted on lent cores to its own (home), where
-// its services restart from then on too.
+// settle moves the services of a deployment booted on lent cores to
+// their own (home), where they restart from then on too; its
+// dependencies started there.
 func (d *Deployment) settle(home *cpuPlan) error {
+	lent := d.cfg.place.lentCores
 	for _, in := range d.instances {
 		if in.dep {
-			return fmt.Errorf("move %s: a dependency cannot be moved (it restarts where it started)", in.name)
+			continue
 		}
 		if err := in.tracked.Move(home.service(in.service)); err != nil {
 			return err
@@ -184,7 +194,7 @@ func (d *Deployment) settle(home *cpuPlan) error {
 	}
 	d.cfg.place = home
 	home.mu.Lock()
-	home.bootLent = home.generator
+	home.bootLent = lent
 	home.mu.Unlock()
 	return nil
 }
@@ -228,7 +238,13 @@ func (p *cpuPlan) placeSelf() (restore func() error, err error) {
 // back from the kernel; the first process of each name is what
 // provenance.json keeps.
 func (p *cpuPlan) started(kind, name string, pid int) {
-	if p == nil || p.booting {
+	if p != nil && p.home != nil {
+		if kind != placedDependency {
+			return
+		}
+		p = p.home
+	}
+	if p == nil {
 		return
 	}
 	asked, cpus := "", p.services[name]

@@ -435,3 +435,82 @@ func placedRun(t *testing.T, dir string) (*results.Run, results.Provenance) {
 	}
 	return r, prov
 }
+
+// A deployment boots on the cores no service lives on, each service on as
+// many as its own, its dependencies where they will run: the generator's
+// core on two cores whether or not the generator also has the others
+// (ipc's runs on every core), and nowhere where that cannot hold.
+func TestLentBootCores(t *testing.T) {
+	s, err := study.Load("testdata/placed.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		available placement.CPUs
+		placed    *study.Placement
+		cpuset    bool
+		plan      *cpuPlan          // instead of planning, for cores this machine lacks
+		want      map[string]string // service → boot cores; nil: no lending
+		lentCores string
+	}{
+		{name: "default on two cores", available: placement.CPUs{0, 1}, cpuset: true,
+			want: map[string]string{"front": "0", "backend": "0"}, lentCores: "0"},
+		{name: "generator on every core", available: placement.CPUs{0, 1}, cpuset: true,
+			placed: &study.Placement{Generator: "all", Services: map[string]string{"front": "1", "backend": "1"}, Dependencies: map[string]string{"cache": "all"}},
+			want:   map[string]string{"front": "0", "backend": "0"}, lentCores: "0"},
+		{name: "services on two cores of four", plan: fourCores(placement.CPUs{1, 2}, placement.CPUs{2}),
+			want: map[string]string{"front": "0,3", "backend": "3"}, lentCores: "0,3"},
+		{name: "fewer spare cores than a service has", plan: fourCores(placement.CPUs{1, 2, 3}, placement.CPUs{1})},
+		{name: "a service on every core", available: placement.CPUs{0, 1}, cpuset: true,
+			placed: &study.Placement{Generator: "0", Services: map[string]string{"front": "all", "backend": "1"}}},
+		{name: "no cpuset to move a service with", available: placement.CPUs{0, 1}},
+		{name: "one core", available: placement.CPUs{0}, cpuset: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.plan
+			if p == nil {
+				s.Placement = tc.placed
+				if p, err = planPlacement(s, tc.available, tc.cpuset); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lent := p.lent()
+			if tc.want == nil {
+				if lent != nil {
+					t.Fatalf("lent %v on %s, want none", lent.services, lent.lentCores)
+				}
+				return
+			}
+			if lent == nil {
+				t.Fatal("no lent cores")
+			}
+			for name, want := range tc.want {
+				if got := lent.service(name).String(); got != want {
+					t.Errorf("%s boots on %s, want %s", name, got, want)
+				}
+			}
+			if got := lent.lentCores.String(); got != tc.lentCores {
+				t.Errorf("lent cores %s, want %s", got, tc.lentCores)
+			}
+			if got, want := lent.dependency("cache").String(), p.dependency("cache").String(); got != want {
+				t.Errorf("cache boots on %s, want its own %s", got, want)
+			}
+			// What starts on lent cores is recorded at home, dependencies
+			// only: the services are recorded once moved.
+			lent.started(placedService, "front", os.Getpid())
+			lent.started(placedDependency, "cache", os.Getpid())
+			if got := p.provenance().Processes; len(got) != 1 || got[0].Name != "cache" || got[0].Kind != placedDependency {
+				t.Errorf("recorded %+v, want the dependency only", got)
+			}
+		})
+	}
+}
+
+// fourCores is a plan of four cores: the generator on core 0, the cache on
+// core 1, front and backend on theirs.
+func fourCores(front, backend placement.CPUs) *cpuPlan {
+	return &cpuPlan{asked: results.PlacementStudy, available: placement.CPUs{0, 1, 2, 3}, generator: placement.CPUs{0}, rest: placement.CPUs{1, 2, 3},
+		services: map[string]placement.CPUs{"front": front, "backend": backend}, deps: map[string]placement.CPUs{"cache": {1}},
+		cpuset: true, placed: map[string]results.PlacedProcess{}}
+}
