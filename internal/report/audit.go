@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/msbench/msbench/internal/analysis"
@@ -58,7 +59,10 @@ func placementTable(p *results.Placement) analysis.Table {
 		Header:  []string{"process", "kind", "asked", "cores", "applied", "method"},
 	}
 	if p.BootLent != "" {
-		t.Caption += fmt.Sprintf(" A repetition's deployments booted two at a time, the second's services on core(s) %s (where no service runs, idle while nothing is measured) on as many cores as their own, and moved to their own once ready, before the first request; dependencies started on their own cores, where they stay.", p.BootLent)
+		t.Caption += fmt.Sprintf(" A repetition's deployments booted two at a time, the second's services on core(s) %s (where no service runs, idle while nothing is measured) on as many cores as their own, and moved to their own once ready, before the first request.", p.BootLent)
+		if slices.ContainsFunc(p.Processes, func(pp results.PlacedProcess) bool { return pp.Kind == results.PlacedDependency }) {
+			t.Caption += " Its dependencies started on their own cores, where they stay."
+		}
 	}
 	for _, pp := range p.Processes {
 		t.Rows = append(t.Rows, []string{pp.Name, pp.Kind, orDash(pp.Asked), orDash(pp.CPUs), pp.Applied, pp.Method})

@@ -109,3 +109,29 @@ func TestFailedAuditsAreLeftOutOfVerdicts(t *testing.T) {
 		t.Fatalf("with every run kept: %+v", judged)
 	}
 }
+
+// The placement table says where cores were lent for boots, and where the
+// dependencies started only when the study has any.
+func TestPlacementCaptionSaysWhereDeploymentsBooted(t *testing.T) {
+	svc := results.PlacedProcess{Name: "web", Kind: results.PlacedService, CPUs: "1", Applied: "1", Method: "cpuset"}
+	db := results.PlacedProcess{Name: "db", Kind: results.PlacedDependency, CPUs: "1", Applied: "1", Method: "cpuset"}
+	for _, tc := range []struct {
+		name           string
+		p              results.Placement
+		lent, withDeps bool
+	}{
+		{"booted one by one", results.Placement{Asked: "default", Available: "0-1", Processes: []results.PlacedProcess{svc, db}}, false, false},
+		{"lent, no dependencies", results.Placement{Asked: "study", Available: "0-1", BootLent: "0", Processes: []results.PlacedProcess{svc}}, true, false},
+		{"lent, a dependency", results.Placement{Asked: "default", Available: "0-1", BootLent: "0", Processes: []results.PlacedProcess{svc, db}}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := placementTable(&tc.p).Caption
+			if got := strings.Contains(c, "booted two at a time, the second's services on core(s) 0"); got != tc.lent {
+				t.Errorf("lent boots said: %v, want %v: %s", got, tc.lent, c)
+			}
+			if got := strings.Contains(c, "dependencies started on their own cores"); got != tc.withDeps {
+				t.Errorf("dependencies said: %v, want %v: %s", got, tc.withDeps, c)
+			}
+		})
+	}
+}

@@ -140,11 +140,18 @@ type Placement struct {
 	BootLent string `json:"boot_lent,omitempty"`
 }
 
+// Kinds of placed process.
+const (
+	PlacedGenerator  = "generator"
+	PlacedService    = "service"
+	PlacedDependency = "dependency"
+)
+
 // PlacedProcess is where one process (the first of a service's replicas
 // or of a dependency's processes) was placed.
 type PlacedProcess struct {
 	Name string `json:"name"`
-	Kind string `json:"kind"` // generator (msbench itself), service or dependency
+	Kind string `json:"kind"` // PlacedGenerator (msbench itself), PlacedService or PlacedDependency
 	// Asked is the study's value ("0-1", "all"); "" where it gave none.
 	Asked string `json:"asked"`
 	// CPUs is where the process was to go, "" for every core (not placed).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msbench/msbench/internal/deps"
 	"github.com/msbench/msbench/internal/resources"
+	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -94,7 +95,7 @@ func (d *Deployment) publishDep(c deployConfig, dep *study.Dependency, in *deps.
 			return err
 		}
 		if i == 0 {
-			c.place.started(placedDependency, dep.Name, p.Pid())
+			c.place.started(results.PlacedDependency, dep.Name, p.Pid())
 		}
 		d.instances = append(d.instances, &instance{name: name, service: dep.Name, addr: in.Addr, proc: p, tracked: tracked, dep: true})
 	}

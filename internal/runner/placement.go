@@ -12,13 +12,6 @@ import (
 	"github.com/msbench/msbench/internal/study"
 )
 
-// Kinds of placed process in provenance.json.
-const (
-	placedGenerator  = "generator"
-	placedService    = "service"
-	placedDependency = "dependency"
-)
-
 // cpuPlan is where every process of a run goes: the study's placement
 // resolved on this machine's cores.
 type cpuPlan struct {
@@ -190,7 +183,7 @@ func (d *Deployment) settle(home *cpuPlan) error {
 		if err := in.tracked.Move(home.service(in.service)); err != nil {
 			return err
 		}
-		home.started(placedService, in.service, in.proc.Pid())
+		home.started(results.PlacedService, in.service, in.proc.Pid())
 	}
 	d.cfg.place = home
 	home.mu.Lock()
@@ -219,7 +212,7 @@ func (p *cpuPlan) dependency(name string) placement.CPUs {
 // undoes it.
 func (p *cpuPlan) placeSelf() (restore func() error, err error) {
 	if p.generator == nil {
-		p.record(placedGenerator, placedGenerator, "", nil, os.Getpid())
+		p.record(results.PlacedGenerator, results.PlacedGenerator, "", nil, os.Getpid())
 		return func() error { return nil }, nil
 	}
 	restore, err = placement.Self(p.generator)
@@ -230,7 +223,7 @@ func (p *cpuPlan) placeSelf() (restore func() error, err error) {
 	if p.study != nil {
 		asked = p.study.Generator
 	}
-	p.record(placedGenerator, placedGenerator, asked, p.generator, os.Getpid())
+	p.record(results.PlacedGenerator, results.PlacedGenerator, asked, p.generator, os.Getpid())
 	return restore, nil
 }
 
@@ -239,7 +232,7 @@ func (p *cpuPlan) placeSelf() (restore func() error, err error) {
 // provenance.json keeps.
 func (p *cpuPlan) started(kind, name string, pid int) {
 	if p != nil && p.home != nil {
-		if kind != placedDependency {
+		if kind != results.PlacedDependency {
 			return
 		}
 		p = p.home
@@ -248,11 +241,11 @@ func (p *cpuPlan) started(kind, name string, pid int) {
 		return
 	}
 	asked, cpus := "", p.services[name]
-	if kind == placedDependency {
+	if kind == results.PlacedDependency {
 		cpus = p.deps[name]
 	}
 	if p.study != nil {
-		if kind == placedDependency {
+		if kind == results.PlacedDependency {
 			asked = p.study.Dependencies[name]
 		} else {
 			asked = p.study.Services[name]
@@ -270,7 +263,7 @@ func (p *cpuPlan) record(kind, name, asked string, cpus placement.CPUs, pid int)
 	}
 	method := placement.MethodNone
 	switch {
-	case cpus != nil && kind != placedGenerator && p.cpuset:
+	case cpus != nil && kind != results.PlacedGenerator && p.cpuset:
 		method = placement.MethodCpuset
 	case cpus != nil:
 		method = placement.MethodAffinity

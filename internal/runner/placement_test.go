@@ -135,10 +135,10 @@ func TestPlacementOfGeneratorServicesAndDependency(t *testing.T) {
 		if pp.Asked != w[0] || pp.CPUs != w[1] || pp.Applied != w[2] || pp.Method == placement.MethodNone {
 			t.Errorf("%s: %+v, want asked %q cores %q applied %q", pp.Name, pp, w[0], w[1], w[2])
 		}
-		if pp.Kind == placedGenerator && pp.Method != placement.MethodAffinity {
+		if pp.Kind == results.PlacedGenerator && pp.Method != placement.MethodAffinity {
 			t.Errorf("generator placed by %s", pp.Method)
 		}
-		if pp.Kind != placedGenerator && prov.ResourceMethod != "proc" && pp.Method != placement.MethodCpuset {
+		if pp.Kind != results.PlacedGenerator && prov.ResourceMethod != "proc" && pp.Method != placement.MethodCpuset {
 			t.Logf("%s placed by %s (no cpuset controller)", pp.Name, pp.Method)
 		}
 	}
@@ -498,9 +498,9 @@ func TestLentBootCores(t *testing.T) {
 			}
 			// What starts on lent cores is recorded at home, dependencies
 			// only: the services are recorded once moved.
-			lent.started(placedService, "front", os.Getpid())
-			lent.started(placedDependency, "cache", os.Getpid())
-			if got := p.provenance().Processes; len(got) != 1 || got[0].Name != "cache" || got[0].Kind != placedDependency {
+			lent.started(results.PlacedService, "front", os.Getpid())
+			lent.started(results.PlacedDependency, "cache", os.Getpid())
+			if got := p.provenance().Processes; len(got) != 1 || got[0].Name != "cache" || got[0].Kind != results.PlacedDependency {
 				t.Errorf("recorded %+v, want the dependency only", got)
 			}
 		})

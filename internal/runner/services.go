@@ -17,6 +17,7 @@ import (
 	"github.com/msbench/msbench/internal/placeholder"
 	"github.com/msbench/msbench/internal/proc"
 	"github.com/msbench/msbench/internal/resources"
+	"github.com/msbench/msbench/internal/results"
 	"github.com/msbench/msbench/internal/study"
 )
 
@@ -296,7 +297,7 @@ func (d *Deployment) start(ctx context.Context, c deployConfig, svc *study.Servi
 			return nil, fmt.Errorf("start %s: %w", name, err)
 		}
 	}
-	c.place.started(placedService, svc.Name, p.Pid())
+	c.place.started(results.PlacedService, svc.Name, p.Pid())
 	check, err := readiness(svc.Ready, values)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
