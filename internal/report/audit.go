@@ -61,7 +61,7 @@ func placementTable(p *results.Placement) analysis.Table {
 	if p.BootLent != "" {
 		t.Caption += fmt.Sprintf(" A repetition's deployments booted two at a time, the second's services on core(s) %s (where no service runs, idle while nothing is measured) on as many cores as their own, and moved to their own once ready, before the first request.", p.BootLent)
 		if slices.ContainsFunc(p.Processes, func(pp results.PlacedProcess) bool { return pp.Kind == results.PlacedDependency }) {
-			t.Caption += " Its dependencies started on their own cores, where they stay."
+			t.Caption += " Dependencies started on their own cores, where they stay."
 		}
 	}
 	for _, pp := range p.Processes {

@@ -129,7 +129,7 @@ func TestPlacementCaptionSaysWhereDeploymentsBooted(t *testing.T) {
 			if got := strings.Contains(c, "booted two at a time, the second's services on core(s) 0"); got != tc.lent {
 				t.Errorf("lent boots said: %v, want %v: %s", got, tc.lent, c)
 			}
-			if got := strings.Contains(c, "dependencies started on their own cores"); got != tc.withDeps {
+			if got := strings.Contains(c, "Dependencies started on their own cores"); got != tc.withDeps {
 				t.Errorf("dependencies said: %v, want %v: %s", got, tc.withDeps, c)
 			}
 		})
