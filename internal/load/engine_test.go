@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -565,6 +566,31 @@ func TestLeadThenDuration(t *testing.T) {
 	}
 	if conns.Load() != int64(cfg.Users) {
 		t.Fatalf("%d connections for %d users: a user started afresh after the lead", conns.Load(), cfg.Users)
+	}
+}
+
+// A load that ends past its lead before the lead's timer fires (a busy
+// machine's fires late, and a slice of a few requests to a fast server
+// is over in milliseconds) measured what it sent: the start waits for the
+// timer, not the other way round.
+func TestLeadTimerLaterThanTheLoad(t *testing.T) {
+	srv := okServer(t, nil)
+	e, err := New(Config{Targets: []Target{{URL: srv.URL}}, Users: 1, Connections: 1, Timeout: 5 * time.Second, MaxRequests: 3, Lead: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := 300 * time.Millisecond
+	e.afterFunc = func(d time.Duration, f func()) *time.Timer { return time.AfterFunc(d+late, f) }
+	var calls atomic.Int64
+	s, err := e.Run(context.Background(), Options{Measuring: func() { calls.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Valid || s.Requests != 3 || calls.Load() != 1 {
+		t.Fatalf("Measuring called %d times; summary %+v", calls.Load(), s)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "the CPU read for the measured load undercounts it") {
+		t.Fatalf("warnings %q, want the late start's", s.Warnings)
 	}
 }
 
