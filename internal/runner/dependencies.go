@@ -24,7 +24,7 @@ func (d *Deployment) startDeps(ctx context.Context, values map[string]string) er
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, dep := range all {
-		wg.Go(func() { started[i], errs[i] = d.startDep(ctx, d.cfg, dep) })
+		wg.Go(func() { started[i], errs[i] = d.startDep(ctx, dep) })
 	}
 	wg.Wait()
 	for _, in := range started {
@@ -36,7 +36,7 @@ func (d *Deployment) startDeps(ctx context.Context, values map[string]string) er
 		return err
 	}
 	for i, dep := range all {
-		if err := d.publishDep(d.cfg, dep, started[i], values); err != nil {
+		if err := d.publishDep(dep, started[i], values); err != nil {
 			return err
 		}
 	}
@@ -56,7 +56,8 @@ func (d *Deployment) stopDeps() error {
 }
 
 // startDep starts a dependency.
-func (d *Deployment) startDep(ctx context.Context, c deployConfig, dep *study.Dependency) (*deps.Instance, error) {
+func (d *Deployment) startDep(ctx context.Context, dep *study.Dependency) (*deps.Instance, error) {
+	c := d.cfg
 	kind, err := deps.ParseKind(dep.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("dependency %s: %w", dep.Name, err)
@@ -77,7 +78,8 @@ func (d *Deployment) startDep(ctx context.Context, c deployConfig, dep *study.De
 
 // publishDep publishes a started dependency's values as {dep.NAME.KEY}
 // placeholders and accounts each of its processes.
-func (d *Deployment) publishDep(c deployConfig, dep *study.Dependency, in *deps.Instance, values map[string]string) error {
+func (d *Deployment) publishDep(dep *study.Dependency, in *deps.Instance, values map[string]string) error {
+	c := d.cfg
 	c.progress("  started %s (%s) on %s in %.2fs", dep.Name, dep.Kind, in.Addr, in.StartupTime.Seconds())
 	for k, v := range in.Values {
 		values["dep."+dep.Name+"."+k] = v

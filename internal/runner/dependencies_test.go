@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,18 +14,14 @@ import (
 // names it.
 func TestAFailedDependencyLeavesTheOthersToStop(t *testing.T) {
 	s := &study.Study{Deps: []*study.Dependency{{Name: "cache", Kind: "redis"}, {Name: "store", Kind: "nosuch"}}}
-	// The servers run as their own users, who must enter the directory.
-	tmp, err := os.MkdirTemp("", "msbench-test-deps-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &Deployment{tmp: tmp, cfg: deployConfig{study: s, logDir: t.TempDir(), ports: &proc.PortAllocator{}, progress: t.Logf}}
+	d := &Deployment{cfg: deployConfig{study: s, logDir: t.TempDir(), ports: &proc.PortAllocator{}, progress: t.Logf}}
 	d.cfg.values = map[string]string{"root": "../.."}
-	err = d.startDeps(context.Background(), map[string]string{})
+	// The deployment's own directory, which the servers' users may enter.
+	if err := d.makeWorkDir(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.removeWorkDir() })
+	err := d.startDeps(context.Background(), map[string]string{})
 	if err == nil || !strings.Contains(err.Error(), "dependency store") {
 		t.Fatalf("err = %v, want the store's", err)
 	}
