@@ -19,5 +19,5 @@ esac
 # The JVM ignores TMPDIR; Tomcat's work directory would otherwise stay in
 # /tmp after the service stops.
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options by design.
-exec "$JAVA_HOME/bin/java" -Djava.io.tmpdir="${TMPDIR:-/tmp}" ${JAVA_OPTS:-} -jar "$dir/$1.jar" \
+exec "$JAVA_HOME/bin/java" -Djava.io.tmpdir="${TMPDIR:-/tmp}" ${JAVA_OPTS:-} -jar "$dir/$1/$1.jar" \
 	--server.address="${addr%:*}" --server.port="${addr##*:}"

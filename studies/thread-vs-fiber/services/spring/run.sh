@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./jdk.sh
-jar=target/thread-vs-fiber.jar
+jar=target/app/thread-vs-fiber.jar
 if [ ! -f "$jar" ]; then
 	echo "thread-vs-fiber: $jar missing; run build.sh first" >&2
 	exit 1
