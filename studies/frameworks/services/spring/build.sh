@@ -31,7 +31,7 @@ if ! mvn -B -q -o package -DskipTests >"$log" 2>&1; then
 fi
 mkdir -p "$out"
 for module in eureka gateway hello universities; do
-	rm -rf "${out:?}/$module" "$out/$module.jar"
+	rm -rf "${out:?}/$module"
 	"$JAVA_HOME/bin/java" -Djarmode=tools -jar "$module/target/$module.jar" extract --destination "$out/$module" >/dev/null
 done
 cp run.sh jdk.sh "$out/"
