@@ -125,9 +125,14 @@ type Options struct {
 var defaultPorts proc.PortAllocator
 
 const (
-	// readyTimeout is generous because parallel starts on 2 cores slow
-	// each other down; a healthy server is ready in a few seconds.
-	readyTimeout = 60 * time.Second
+	// readyTimeout only has to tell a hung server from a slow one: one
+	// that exits is noticed at once. Servers starting side by side on 2
+	// cores slow each other down far past their few seconds alone: six
+	// RabbitMQs booting at once (ipc's API test) were ready in 41-47 s on
+	// an idle machine and 46-59 s beside two busy loops, where a minute
+	// failed CI. Service managers give them longer still (Debian's units:
+	// RabbitMQ 10 minutes, MariaDB 15).
+	readyTimeout = 5 * time.Minute
 	// restartGrace is how long a server may take to shut down cleanly
 	// before it is killed for Restart, which keeps its data: as long as a
 	// service manager would give it.
