@@ -78,6 +78,10 @@ type runner struct {
 	start time.Time
 	order [][]study.Variant // per repetition, from 1
 	logMu sync.Mutex        // deployments boot and stop two or more at once
+	// booted is how long each variant's deployment took to boot in the
+	// last repetition, by variant key: the next one boots the slowest
+	// first (see bootQueue).
+	booted map[string]time.Duration
 }
 
 // Run carries out the study and returns the run directory, which holds
