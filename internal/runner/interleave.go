@@ -95,8 +95,11 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 		// while another deployment boots.
 		readyAt := make([]time.Time, len(todo))
 		errs := make([]error, len(todo))
-		took := make([]time.Duration, len(todo))
-		queue := bootQueue(todo, func(p pending) time.Duration { return r.booted[p.m.v.Key()] })
+		took, last := make([]time.Duration, len(todo)), make([]time.Duration, len(todo))
+		for i, p := range todo {
+			last[i] = r.booted[p.m.v.Key()]
+		}
+		queue := bootQueue(last)
 		var mu sync.Mutex
 		next := 0
 		var wg sync.WaitGroup
@@ -117,22 +120,18 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 						where = fmt.Sprintf(" · booting on core(s) %s, where no service runs, then moved home", lent.lentCores)
 					}
 					deployLine(p, where)
-					started := time.Now()
-					dep, err := r.boot(ctx, p.m.v, rep, place)
+					dep, d, err := r.boot(ctx, p.m.v, rep, place)
 					if err == nil && place == lent {
 						if err = dep.settle(r.place); err != nil {
 							err = errors.Join(fmt.Errorf("move %s home: %w", p.m.v.Key(), err), dep.stop())
 							dep = nil
 						}
 					}
-					p.m.dep, errs[i], readyAt[i], took[i] = dep, err, time.Now(), time.Since(started)
+					p.m.dep, errs[i], readyAt[i], took[i] = dep, err, time.Now(), d
 				}
 			})
 		}
 		wg.Wait()
-		if r.booted == nil {
-			r.booted = map[string]time.Duration{}
-		}
 		for i, p := range todo {
 			if errs[i] == nil {
 				r.booted[p.m.v.Key()] = took[i]
@@ -201,20 +200,20 @@ func (r *runner) measureTogether(ctx context.Context, rep int, order []study.Var
 	return failed, nil
 }
 
-// bootQueue is the order in which two workers boot the deployments of
-// items, as indices into it: the slowest to boot first, by last, their
-// boot in the last repetition (0 where unknown: the first, or a resumed
-// run, keeps the repetition's order). Two workers finish a repetition's
-// boots soonest when its long boots start first: frameworks' two Spring
-// deployments (70-80 s on a core each) against 5 s or less for the rest,
-// where one Spring deployment drawn fifth in the order started 10 s after
-// the other and ended the boots that much later.
-func bootQueue[T any](items []T, last func(T) time.Duration) []int {
-	queue := make([]int, len(items))
+// bootQueue is the order in which two workers boot a repetition's
+// deployments, as indices into last, each one's boot in the repetition
+// before: the slowest first (0 where unknown: the first repetition, or a
+// resumed run, keeps the repetition's order). Two workers finish a
+// repetition's boots soonest when its long boots start first:
+// frameworks' two Spring deployments (70-80 s on a core each) against 5 s
+// or less for the rest, where one Spring deployment drawn fifth in the
+// order started 10 s after the other and ended the boots that much later.
+func bootQueue(last []time.Duration) []int {
+	queue := make([]int, len(last))
 	for i := range queue {
 		queue[i] = i
 	}
-	slices.SortStableFunc(queue, func(a, b int) int { return cmp.Compare(last(items[b]), last(items[a])) })
+	slices.SortStableFunc(queue, func(a, b int) int { return cmp.Compare(last[b], last[a]) })
 	return queue
 }
 

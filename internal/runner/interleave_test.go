@@ -101,27 +101,6 @@ func TestSliceLoad(t *testing.T) {
 
 // Every variant takes each place in a round equally often, and the same
 // seed gives the same orders.
-func TestBootQueueStartsTheSlowestFirst(t *testing.T) {
-	s := time.Second
-	for _, c := range []struct {
-		name string
-		last []time.Duration
-		want []int
-	}{
-		{"first repetition: the order", []time.Duration{0, 0, 0}, []int{0, 1, 2}},
-		{"slowest first", []time.Duration{4 * s, 80 * s, s, 70 * s}, []int{1, 3, 0, 2}},
-		{"ties keep the order", []time.Duration{5 * s, 9 * s, 5 * s}, []int{1, 0, 2}},
-		{"unknown after known", []time.Duration{0, 3 * s}, []int{1, 0}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := bootQueue(c.last, func(d time.Duration) time.Duration { return d })
-			if !slices.Equal(got, c.want) {
-				t.Errorf("bootQueue(%v) = %v, want %v", c.last, got, c.want)
-			}
-		})
-	}
-}
-
 func TestSliceOrderIsUniformAndReplayable(t *testing.T) {
 	const n, rounds = 3, 6000
 	var at [n][n]int
@@ -161,6 +140,29 @@ func interleaved(t *testing.T) *study.Study {
 }
 
 var roundLine = regexp.MustCompile(`(?m)^  greet round (\d)/5: (.*)$`)
+
+// The deployments that booted slowest in the repetition before boot
+// first; unknown ones keep the repetition's order.
+func TestBootQueueStartsTheSlowestFirst(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		name string
+		last []time.Duration
+		want []int
+	}{
+		{"first repetition: the order", []time.Duration{0, 0, 0}, []int{0, 1, 2}},
+		{"slowest first", []time.Duration{4 * s, 80 * s, s, 70 * s}, []int{1, 3, 0, 2}},
+		{"ties keep the order", []time.Duration{5 * s, 9 * s, 5 * s}, []int{1, 0, 2}},
+		{"unknown after known", []time.Duration{0, 3 * s}, []int{1, 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := bootQueue(c.last)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("bootQueue(%v) = %v, want %v", c.last, got, c.want)
+			}
+		})
+	}
+}
 
 // A repetition deploys every variant at once and measures the step in
 // rounds, each variant one slice per round in a fresh order drawn from

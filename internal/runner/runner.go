@@ -87,7 +87,7 @@ type runner struct {
 // Run carries out the study and returns the run directory, which holds
 // whatever was measured even when an error is returned.
 func Run(ctx context.Context, s *study.Study, opts Options) (string, error) {
-	r := &runner{opts: opts, study: s, start: time.Now()}
+	r := &runner{opts: opts, study: s, start: time.Now(), booted: map[string]time.Duration{}}
 	r.progress = r.logf
 	if err := r.open(ctx); err != nil {
 		return "", err
@@ -514,7 +514,7 @@ func (r *runner) measurement(rep, i int, v study.Variant, dep *Deployment) *meas
 // target and records the start-up (a fresh one for a cold-cache step must
 // not warm anything).
 func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bool) (*Deployment, error) {
-	dep, err := r.boot(ctx, v, rep, r.place)
+	dep, _, err := r.boot(ctx, v, rep, r.place)
 	if err != nil {
 		return nil, err
 	}
@@ -525,18 +525,19 @@ func (r *runner) bringUp(ctx context.Context, rep int, v study.Variant, first bo
 }
 
 // boot deploys v with its services placed by place and waits until they
-// are ready.
-func (r *runner) boot(ctx context.Context, v study.Variant, rep int, place *cpuPlan) (*Deployment, error) {
+// are ready; took is how long that was.
+func (r *runner) boot(ctx context.Context, v study.Variant, rep int, place *cpuPlan) (dep *Deployment, took time.Duration, err error) {
 	started := time.Now()
-	dep, err := r.deployOn(ctx, r.study, v, r.run.LogDir(rep, v.Key()), place)
+	dep, err = r.deployOn(ctx, r.study, v, r.run.LogDir(rep, v.Key()), place)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, w := range dep.warnings {
 		r.logf("  warning: %s", w)
 	}
-	r.logf("  %s ready in %.2fs", v.Key(), time.Since(started).Seconds())
-	return dep, nil
+	took = time.Since(started)
+	r.logf("  %s ready in %.2fs", v.Key(), took.Seconds())
+	return dep, took, nil
 }
 
 // greet sends a booted deployment the study's setup and, on its first
