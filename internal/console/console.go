@@ -40,8 +40,8 @@ func (p *Progress) Every() time.Duration {
 
 // Show prints one snapshot.
 func (p *Progress) Show(s load.Snapshot) {
-	line := fmt.Sprintf("%s%7.1fs  %9d req  %9.1f req/s  p99 %8.2f ms  errors %d",
-		p.prefix(), s.Elapsed.Seconds(), s.Requests, s.RateRPS, s.P99Ms, s.Errors)
+	line := fmt.Sprintf("%s%7.1fs  %9d req  %6d in flight  %9.1f req/s  p99 %8.2f ms  errors %d",
+		p.prefix(), s.Elapsed.Seconds(), s.Requests, s.InFlight, s.RateRPS, s.P99Ms, s.Errors)
 	if p.TTY {
 		fmt.Fprintf(p.W, "\r\033[K%s", line)
 		return

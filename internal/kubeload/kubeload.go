@@ -445,6 +445,7 @@ func combine(n int, progress func(load.Snapshot)) func(int, load.Snapshot) {
 		for _, l := range latest {
 			all.Elapsed = max(all.Elapsed, l.Elapsed)
 			all.Requests += l.Requests
+			all.InFlight += l.InFlight
 			all.Errors += l.Errors
 			all.RateRPS += l.RateRPS
 			all.P99Ms = max(all.P99Ms, l.P99Ms)

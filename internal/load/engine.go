@@ -145,7 +145,10 @@ type Options struct {
 // Snapshot is the state of a run for a progress display.
 type Snapshot struct {
 	Elapsed  time.Duration
-	Requests int64
+	Requests int64 // answered or failed
+	// InFlight were sent and are not yet answered: a closed load of
+	// slow answers shows its users here long before Requests moves.
+	InFlight int64
 	Errors   int64
 	RateRPS  float64 // over the last interval
 	P99Ms    float64 // corrected, since the start
@@ -444,10 +447,22 @@ func (e *Engine) progress(opts Options) (stop func()) {
 			el := time.Since(e.base)
 			rate := float64(p.Requests-last) / (el - lastAt).Seconds()
 			last, lastAt = p.Requests, el
-			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
+			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, InFlight: e.inFlight(p.Requests), Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// inFlight is how many measured requests were claimed and not yet
+// counted, of which answered is counted. A user that claims past
+// MaxRequests sends nothing, and an answer waits in its batch until the
+// collector takes it, so this is a display's figure, never a result's.
+func (e *Engine) inFlight(answered int64) int64 {
+	claimed := e.seq.Load()
+	if e.cfg.MaxRequests > 0 {
+		claimed = min(claimed, e.cfg.MaxRequests)
+	}
+	return max(claimed-answered, 0)
 }
 
 // closedUsers is how many users the closed model starts: no more than

@@ -102,6 +102,30 @@ func TestClosedModelThinkTimePacesUsers(t *testing.T) {
 	}
 }
 
+// TestProgressShowsRequestsInFlight: while a server holds every user's
+// request, progress counts them in flight and none answered; a user
+// never claims past the shared budget, so in flight is the users.
+func TestProgressShowsRequestsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	srv := okServer(t, func(w http.ResponseWriter, _ *http.Request) { <-release })
+	const users = 4
+	var once sync.Once
+	var held Snapshot
+	show := func(s Snapshot) {
+		if s.InFlight == users {
+			once.Do(func() { held = s; close(release) })
+		}
+	}
+	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: users, MaxRequests: 6, Timeout: time.Minute},
+		Options{Progress: show, ProgressEvery: 5 * time.Millisecond})
+	if held.InFlight != users || held.Requests != 0 {
+		t.Errorf("while the server held them: %d answered, %d in flight; want 0 and %d", held.Requests, held.InFlight, users)
+	}
+	if s.Requests != 6 || s.Successes != 6 {
+		t.Errorf("%d requests, %d answered 200; want 6 and 6", s.Requests, s.Successes)
+	}
+}
+
 func TestClosedModelDuration(t *testing.T) {
 	srv := okServer(t, nil)
 	s := run(t, Config{Targets: []Target{{URL: srv.URL}}, Users: 2, Duration: 300 * time.Millisecond, Think: Think{Min: 10 * time.Millisecond, Max: 10 * time.Millisecond}}, Options{})
