@@ -71,7 +71,8 @@ func (g *gateway) ready(w http.ResponseWriter, _ *http.Request) {
 }
 
 // upstream turns a failed call into the gateway's answer: 504 when
-// go-micro's client gave up waiting (its default, 5 s), 502 otherwise.
+// go-micro's client gave up waiting (by its defaults, 5 s an attempt and
+// 5 retries within 30 s; the services README), 502 otherwise.
 func upstream(err error) error {
 	e := merrors.FromError(err)
 	if e.Code == http.StatusRequestTimeout {
