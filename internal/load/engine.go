@@ -168,6 +168,9 @@ type Engine struct {
 	base     time.Time
 	baseUnix int64
 	seq      atomic.Int64 // next sequence number; also the count of claimed requests
+	// answered counts the measured requests that ended, as they end:
+	// the aggregator sees them only once their batch is flushed.
+	answered atomic.Int64
 	batches  chan []metrics.Record
 	free     chan []metrics.Record
 	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
@@ -447,22 +450,20 @@ func (e *Engine) progress(opts Options) (stop func()) {
 			el := time.Since(e.base)
 			rate := float64(p.Requests-last) / (el - lastAt).Seconds()
 			last, lastAt = p.Requests, el
-			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, InFlight: e.inFlight(p.Requests), Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
+			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, InFlight: e.inFlight(), Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
 		}
 	}()
 	return func() { close(done); <-finished }
 }
 
-// inFlight is how many measured requests were claimed and not yet
-// counted, of which answered is counted. A user that claims past
-// MaxRequests sends nothing, and an answer waits in its batch until the
-// collector takes it, so this is a display's figure, never a result's.
-func (e *Engine) inFlight(answered int64) int64 {
+// inFlight is how many measured requests were claimed and have not
+// ended (a user that claims past MaxRequests sends nothing).
+func (e *Engine) inFlight() int64 {
 	claimed := e.seq.Load()
 	if e.cfg.MaxRequests > 0 {
 		claimed = min(claimed, e.cfg.MaxRequests)
 	}
-	return max(claimed-answered, 0)
+	return max(claimed-e.answered.Load(), 0)
 }
 
 // closedUsers is how many users the closed model starts: no more than
