@@ -245,6 +245,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if strings.ContainsAny(l.dir, " \t\n\\") {
 		return nil, fmt.Errorf("state directory %q: a path with blanks or backslashes is not supported", l.dir)
 	}
+	if err := l.checkSockets(); err != nil {
+		return nil, err
+	}
 	swept, err := SweepDead(ctx, l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("taking down what a killed cluster up left: %w", err)

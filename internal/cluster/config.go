@@ -45,6 +45,40 @@ func stateLayout(dir string) (layout, error) {
 	return layout{abs}, nil
 }
 
+// maxSocketPath is the longest unix socket path containerd accepts
+// ("unix socket path too long (> 104)"); the kernel's own limit is 107.
+const maxSocketPath = 104
+
+// sockets are the unix sockets the cluster's programs make under the
+// state directory: containerd's gRPC and ttrpc ones, the API's forwarder
+// and the kubelet's pod-resources one (its device plugins' is a fixed
+// path outside it).
+func (l layout) sockets() []string {
+	return []string{l.containerdSocket(), l.containerdSocket() + ".ttrpc", l.apiSocket(),
+		filepath.Join(l.kubeletRoot(), "pod-resources", "kubelet.sock")}
+}
+
+// checkSockets refuses a state directory too deep for its sockets before
+// anything starts: containerd would otherwise exit at start with the
+// reason only in its log.
+func (l layout) checkSockets() error {
+	for _, s := range l.sockets() {
+		if len(s) > maxSocketPath {
+			return fmt.Errorf("state directory %q is too long: the socket %s would be %d bytes, over the %d a unix socket path may have; choose one of at most %d bytes", l.dir, s, len(s), maxSocketPath, l.room())
+		}
+	}
+	return nil
+}
+
+// room is the longest state directory whose sockets all fit.
+func (l layout) room() int {
+	most := 0
+	for _, s := range l.sockets() {
+		most = max(most, len(s)-len(l.dir))
+	}
+	return maxSocketPath - most
+}
+
 func (l layout) path(parts ...string) string {
 	return filepath.Join(append([]string{l.dir}, parts...)...)
 }

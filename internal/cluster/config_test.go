@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -164,5 +165,29 @@ func TestCNIConfig(t *testing.T) {
 	br := cfg.Plugins[0]
 	if br.IPMasq || br.IPAM.DataDir != "/s/cni/data" || br.IPAM.Ranges[0][0].Subnet != podCIDR {
 		t.Errorf("bridge = %+v", br)
+	}
+}
+
+// TestStateDirectoryTooDeepForSockets: a state directory whose sockets
+// would pass containerd's limit is refused, naming the socket and the
+// longest directory it may be; the default one and one of exactly that
+// length pass.
+func TestStateDirectoryTooDeepForSockets(t *testing.T) {
+	def, err := stateLayout(DefaultStateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := def.checkSockets(); err != nil {
+		t.Errorf("the default state directory: %v", err)
+	}
+	room := def.room()
+	fits := layout{"/" + strings.Repeat("d", room-1)}
+	if err := fits.checkSockets(); err != nil {
+		t.Errorf("a state directory of %d bytes: %v", room, err)
+	}
+	deep := layout{fits.dir + "x"}
+	err = deep.checkSockets()
+	if err == nil || !strings.Contains(err.Error(), "kubelet.sock would be 105 bytes") || !strings.Contains(err.Error(), fmt.Sprintf("at most %d bytes", room)) {
+		t.Errorf("a state directory of %d bytes: %v, want the longest socket named and %d bytes offered", room+1, err, room)
 	}
 }
