@@ -146,8 +146,9 @@ type Options struct {
 type Snapshot struct {
 	Elapsed  time.Duration
 	Requests int64 // answered or failed
-	// InFlight were sent and are not yet answered: a closed load of
-	// slow answers shows its users here long before Requests moves.
+	// InFlight were sent and are not yet answered, the lead's too: a
+	// closed load of slow answers shows its users here long before
+	// Requests moves.
 	InFlight int64
 	Errors   int64
 	RateRPS  float64 // over the last interval
@@ -168,9 +169,9 @@ type Engine struct {
 	base     time.Time
 	baseUnix int64
 	seq      atomic.Int64 // next sequence number; also the count of claimed requests
-	// answered counts the measured requests that ended, as they end:
-	// the aggregator sees them only once their batch is flushed.
-	answered atomic.Int64
+	// inFlight is the loop's busy connections as of its last turn, for
+	// progress: the loop's own count, published once a turn.
+	inFlight atomic.Int64
 	batches  chan []metrics.Record
 	free     chan []metrics.Record
 	dropped  atomic.Int64 // Server-Timing metrics beyond MaxTimings or the name table
@@ -450,20 +451,10 @@ func (e *Engine) progress(opts Options) (stop func()) {
 			el := time.Since(e.base)
 			rate := float64(p.Requests-last) / (el - lastAt).Seconds()
 			last, lastAt = p.Requests, el
-			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, InFlight: e.inFlight(), Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
+			opts.Progress(Snapshot{Elapsed: el, Requests: p.Requests, InFlight: e.inFlight.Load(), Errors: p.Errors, RateRPS: rate, P99Ms: p.P99Ms})
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// inFlight is how many measured requests were claimed and have not
-// ended (a user that claims past MaxRequests sends nothing).
-func (e *Engine) inFlight() int64 {
-	claimed := e.seq.Load()
-	if e.cfg.MaxRequests > 0 {
-		claimed = min(claimed, e.cfg.MaxRequests)
-	}
-	return max(claimed-e.answered.Load(), 0)
 }
 
 // closedUsers is how many users the closed model starts: no more than

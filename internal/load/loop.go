@@ -180,6 +180,7 @@ func (l *loop) run(hard context.Context) (unsent int64, window time.Duration) {
 		if l.stop.Load() {
 			return l.a.unsent(), time.Since(l.e.base)
 		}
+		l.e.inFlight.Store(int64(l.busy))
 		// Let the collector, timers and signal handling run: see sleep.
 		runtime.Gosched()
 		next, pending := l.a.next()
@@ -281,6 +282,7 @@ func (l *loop) drain() {
 		l.clock()
 		l.poll(int64(maxSleep))
 		l.expire()
+		l.e.inFlight.Store(int64(l.busy))
 		runtime.Gosched()
 	}
 }

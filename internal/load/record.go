@@ -47,7 +47,6 @@ func (w *recorder) store(t ticket, ti uint16, sent, done int64, err error) int64
 		}
 		return done
 	}
-	e.answered.Add(1)
 	if len(w.batch) == 0 {
 		w.born = done
 	}
