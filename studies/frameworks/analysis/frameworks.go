@@ -227,7 +227,7 @@ func (frameworksAnalysis) Analyze(ds *analysis.Dataset) (analysis.Result, error)
 		return analysis.Result{}, err
 	}
 	sections := []analysis.Section{r.intro()}
-	for _, f := range []func() (analysis.Section, error){r.durationSection, r.successSection, r.resourcesSection, r.warmupSection, r.loadingSection} {
+	for _, f := range []func() (analysis.Section, error){r.durationSection, r.successSection, r.resourcesSection, r.warmupSection, r.loadingSection, r.retriesSection} {
 		sec, err := f()
 		if err != nil {
 			return analysis.Result{}, err

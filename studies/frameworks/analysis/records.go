@@ -21,6 +21,9 @@ type recStats struct {
 	// counted the status); inPause were answered 200 within the pause,
 	// k6's success; late were answered 200 after it.
 	ok200, inPause, late int
+	// pastAttempt outlived go-micro's time-out for one RPC attempt
+	// (retries.go): answered later than it, whatever the status, or never.
+	pastAttempt int
 	// firstMedian is the median of the first firstN requests by send time,
 	// restMedian of the others; restP50 and restP95 are the others'
 	// percentiles, allP50 and allP95 every request's (all exact, from the
@@ -67,6 +70,9 @@ func summarise(rows []records.Row, pauseMs float64) *recStats {
 	lat := make([]float64, len(rows))
 	for i, row := range rows {
 		lat[i] = row.LatencyMs
+		if row.LatencyMs > microAttemptMs {
+			s.pastAttempt++
+		}
 		if row.Status != 200 {
 			continue
 		}
@@ -103,12 +109,13 @@ func (r *fwRun) fromRecords(f func(s *recStats) float64) func(u *analysis.Unit) 
 }
 
 // The per-record statistics the sections and metrics use.
-func share200(s *recStats) float64      { return float64(s.ok200) / float64(s.n) }
-func sharePause(s *recStats) float64    { return float64(s.inPause) / float64(s.n) }
-func lateCount(s *recStats) float64     { return float64(s.late) }
-func failedCount(s *recStats) float64   { return float64(s.n - s.ok200) }
-func warmup(s *recStats) float64        { return s.firstMedian / s.restMedian }
-func steadyTail(s *recStats) float64    { return s.restP95 / s.restP50 }
-func recordsTail(s *recStats) float64   { return s.allP95 / s.allP50 }
-func firstMedianOf(s *recStats) float64 { return s.firstMedian }
-func restMedianOf(s *recStats) float64  { return s.restMedian }
+func share200(s *recStats) float64         { return float64(s.ok200) / float64(s.n) }
+func sharePause(s *recStats) float64       { return float64(s.inPause) / float64(s.n) }
+func lateCount(s *recStats) float64        { return float64(s.late) }
+func failedCount(s *recStats) float64      { return float64(s.n - s.ok200) }
+func sharePastAttempt(s *recStats) float64 { return float64(s.pastAttempt) / float64(s.n) }
+func warmup(s *recStats) float64           { return s.firstMedian / s.restMedian }
+func steadyTail(s *recStats) float64       { return s.restP95 / s.restP50 }
+func recordsTail(s *recStats) float64      { return s.allP95 / s.allP50 }
+func firstMedianOf(s *recStats) float64    { return s.firstMedian }
+func restMedianOf(s *recStats) float64     { return s.restMedian }
