@@ -19,13 +19,14 @@ const microAttemptMs = 5000
 // or falls into retries and the load's time-out, and the median over
 // repetitions alone would not say which happened.
 func (r *fwRun) retriesSection() (analysis.Section, error) {
+	attempt := strconv.Itoa(microAttemptMs/1000) + " s"
 	sec := analysis.Section{
 		Title: "Micro's RPC time-out and retries (ours)",
 		Text: []string{
-			"go-micro's client gives an RPC attempt " + strconv.Itoa(microAttemptMs/1000) + " s, then tries again, up to 5 times within 30 s; the attempt it gave up on is not cancelled, so the service it called still does the work. " +
+			"go-micro's client gives an RPC attempt " + attempt + ", then tries again, up to 5 times within 30 s; the attempt it gave up on is not cancelled, so the service it called still does the work. " +
 				"The Micro gateway keeps these defaults, as the library's documentation teaches them (services/README.md, where the same load run with retries off is measured beside them). " +
 				"When a call's time in the universities service nears the attempt's time-out, every retry adds a parse of the dataset to the one core's queue and makes the next calls slower still: a repetition either stays under the edge or falls into retries and the load's own 30 s time-out. " +
-				"Per repetition of Universities at high load: the requests that outlived one attempt (answered later than " + strconv.Itoa(microAttemptMs/1000) + " s, which took a retry unless they waited in the gateway first, or never answered), beside the share answered 200 and the median. " +
+				"Per repetition of Universities at high load: the requests that outlived one attempt (answered later than " + attempt + ", which took a retry unless they waited in the gateway first, or never answered), beside the share answered 200 and the median. " +
 				"The first says how far a repetition went into retries, the second whether it came back or ran into the load's time-out. Where a run has repetitions of both kinds, Micro's high-load Universities figures spread between them by that, not by too few requests, and their intervals above are as wide.",
 			r.notMeasured(),
 		},
@@ -34,10 +35,7 @@ func (r *fwRun) retriesSection() (analysis.Section, error) {
 		Caption: "Micro's Universities at high load, per repetition, from every record.",
 		Header:  []string{"variant", "dataset loaded", "rep", "requests", "past one attempt %", "200 %", "p50 ms"},
 	}
-	for _, c := range r.cases {
-		if c.app != universities || c.level != high {
-			continue
-		}
+	if c := r.at(universities, high); c != nil {
 		for _, v := range r.variants() {
 			if v.fw != micro {
 				continue
