@@ -414,6 +414,9 @@ func (d *decoder) applyProfile(s *Study, profiles byName[profileSection], drafts
 		s.Repetitions = int(p.Repetitions)
 	}
 	d.subsetVariants(s, p.Variants, join(f, "variants"))
+	if p.Only != nil {
+		d.keepOnly(s, p.Only, join(f, "only"))
+	}
 	d.overrideSteps(s, drafts, p.Steps, join(f, "steps"))
 	if p.Skip != nil {
 		d.skipSteps(s, p.Skip, join(f, "skip"))
@@ -439,6 +442,28 @@ func (d *decoder) subsetVariants(s *Study, subsets byName[[]string], field strin
 		}
 		s.Variants[i].Values = e.value
 	}
+}
+
+// keepOnly narrows the matrix to the variants keys names, each once.
+func (d *decoder) keepOnly(s *Study, keys []string, field string) {
+	var known []string
+	for _, v := range s.Matrix() {
+		known = append(known, v.Key())
+	}
+	for i, k := range keys {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case !slices.Contains(known, k):
+			d.errorf(nil, f, "%q is not a variant key of the matrix the profile's variants: leave (known: %s)", k, strings.Join(known, ", "))
+		case slices.Index(keys, k) < i:
+			d.errorf(nil, f, "%q is named twice", k)
+		}
+	}
+	if len(keys) == 0 {
+		d.errorf(nil, field, "keeps no variant")
+		return
+	}
+	s.Only = keys
 }
 
 // overrideSteps applies overrides keyed by step name or glob ("post-*"),

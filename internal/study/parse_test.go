@@ -101,6 +101,47 @@ func TestProfileOverlay(t *testing.T) {
 	}
 }
 
+// only: keeps a diagonal of two axes, which no subset of each axis'
+// values makes; the A/A twin and the baseline follow it.
+func TestProfileOnly(t *testing.T) {
+	text := strings.Replace(valid, "    variants: {mode: [a]}\n", "    only: [java-c, go-a]\n", 1)
+	s, err := Parse("demo.yaml", []byte(text), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In the matrix' order, whatever the order of only:.
+	if got := keysOf(s.Matrix()); got != "go-a java-c" {
+		t.Fatalf("matrix %s, want go-a java-c", got)
+	}
+	if s.AA != "go-a" || s.BaselineKey() != "go-a" || keysOf(s.Runs()) != "go-a java-c go-a@aa" {
+		t.Fatalf("aa %q, baseline %q, runs %s", s.AA, s.BaselineKey(), keysOf(s.Runs()))
+	}
+	if full, err := Parse("demo.yaml", []byte(text), ""); err != nil || len(full.Matrix()) != 6 {
+		t.Fatalf("without the profile: %v, %d variants", err, len(full.Matrix()))
+	}
+}
+
+func TestProfileOnlyErrors(t *testing.T) {
+	tests := []struct {
+		name, only, want string
+	}{
+		{"unknown key", "[go-a, rust-a]", `demo.yaml:42: profiles.quick.only[1]: "rust-a" is not a variant key of the matrix the profile's variants: leave (known: go-a, java-a)`},
+		{"left out by variants:", "[go-b]", `profiles.quick.only[0]: "go-b" is not a variant key`},
+		{"twice", "[go-a, go-a]", `profiles.quick.only[1]: "go-a" is named twice`},
+		{"empty", "[]", "profiles.quick.only: keeps no variant"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := strings.Replace(valid, "    variants: {mode: [a]}\n", "    variants: {mode: [a]}\n    only: "+tt.only+"\n", 1)
+			_, err := Parse("demo.yaml", []byte(text), "quick")
+			var fe *FieldError
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.As(err, &fe) {
+				t.Fatalf("error %v\nwant a FieldError containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestErrorsNameFileLineAndField(t *testing.T) {
 	tests := []struct {
 		name    string

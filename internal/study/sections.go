@@ -588,6 +588,7 @@ func (h *hookTarget) target() *Target {
 type profileSection struct {
 	Repetitions count             `yaml:"repetitions"`
 	Variants    byName[[]string]  `yaml:"variants"` // axis → the values kept
+	Only        []string          `yaml:"only"`     // keys of the variants kept, after variants:
 	AA          *yaml.Node        `yaml:"aa"`
 	Baseline    *yaml.Node        `yaml:"baseline"`
 	Steps       byName[yaml.Node] `yaml:"steps"` // step name or glob → override

@@ -19,6 +19,15 @@ func (s *Study) SideBySide(axis string, sides []string) (*Study, error) {
 	}
 	out := *s
 	out.Variants = append([]Axis{{Name: axis, Values: slices.Clone(sides)}}, s.Variants...)
+	if s.Only != nil {
+		// A key names its values in the axes' order: the side comes first.
+		out.Only = nil
+		for _, side := range sides {
+			for _, k := range s.Only {
+				out.Only = append(out.Only, side+"-"+k)
+			}
+		}
+	}
 	out.AA = ""
 	out.Baseline = out.Matrix()[0].Key()
 	return &out, nil

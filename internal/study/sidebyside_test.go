@@ -86,4 +86,13 @@ func TestSideBySide(t *testing.T) {
 	if _, err := ab.SideBySide("framework", []string{"a", "b"}); err == nil {
 		t.Error("an axis name the study uses was taken")
 	}
+	// A profile's only: keeps its variants on each side.
+	s = faasGateway(t)
+	s.Only = []string{"gin-dial-0ms", "echo-pooled-0ms"}
+	if ab, err = s.SideBySide("build", []string{"base", "new"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keysOf(ab.Matrix()), "base-gin-dial-0ms base-echo-pooled-0ms new-gin-dial-0ms new-echo-pooled-0ms"; got != want {
+		t.Errorf("matrix %s, want %s", got, want)
+	}
 }

@@ -44,15 +44,20 @@ import (
 
 // Study is one experiment file after a profile has been applied.
 type Study struct {
-	Name        string        `json:"Name"`
-	Title       string        `json:"Title"`
-	Source      string        `json:"Source"`
-	File        string        `json:"File"`
-	Builds      []*Build      `json:"Builds"`
-	Deps        []*Dependency `json:"Deps"`
-	Services    []*Service    `json:"Services"`
-	Variants    []Axis        `json:"Variants"` // the matrix; each combination is one variant
-	Setup       []*Target     `json:"Setup"`    // requests sent once per variant before the load, capturing values
+	Name     string        `json:"Name"`
+	Title    string        `json:"Title"`
+	Source   string        `json:"Source"`
+	File     string        `json:"File"`
+	Builds   []*Build      `json:"Builds"`
+	Deps     []*Dependency `json:"Deps"`
+	Services []*Service    `json:"Services"`
+	Variants []Axis        `json:"Variants"` // the matrix; each combination is one variant, unless Only names them
+	// Only keeps the variants of the matrix with these keys, in the
+	// matrix's order, when a profile names them (only:): the diagonal of
+	// two axes that no subset of each axis' values can make. nil keeps
+	// every combination.
+	Only        []string      `json:"Only,omitempty"`
+	Setup       []*Target     `json:"Setup"` // requests sent once per variant before the load, capturing values
 	Load        Plan          `json:"Load"`
 	Placement   *Placement    `json:"Placement"` // cores of the generator, services, dependencies; nil: the default
 	Links       []*Link       `json:"Links"`     // emulated network links between services, dependencies and the generator
@@ -377,6 +382,9 @@ func (s *Study) Matrix() []Variant {
 			}
 		}
 		out = next
+	}
+	if s.Only != nil {
+		out = slices.DeleteFunc(out, func(v Variant) bool { return !slices.Contains(s.Only, v.Key()) })
 	}
 	return out
 }
