@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +44,7 @@ func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 			}
 			fmt.Fprint(&b, "</table>\n")
 		}
-		for _, t := range s.Tables {
+		for _, t := range drawn(s.Tables) {
 			fmt.Fprint(&b, "<table>")
 			if t.Caption != "" {
 				fmt.Fprintf(&b, "<caption>%s</caption>", esc(t.Caption))
@@ -82,6 +83,12 @@ func renderHTML(ds *analysis.Dataset, sections []analysis.Section) []byte {
 	return b.Bytes()
 }
 
+// drawn are the tables with rows: a section's text says what a profile
+// left unmeasured, and a header over nothing would only repeat it.
+func drawn(tables []analysis.Table) []analysis.Table {
+	return slices.DeleteFunc(slices.Clone(tables), func(t analysis.Table) bool { return len(t.Rows) == 0 })
+}
+
 // svgBody drops the XML prolog so the SVG can sit inline in HTML.
 func svgBody(svg []byte) []byte {
 	if i := bytes.Index(svg, []byte("<svg")); i > 0 {
@@ -111,7 +118,7 @@ func renderMarkdown(ds *analysis.Dataset, sections []analysis.Section) []byte {
 			}
 			mdTable(&b, claimHeader, rows)
 		}
-		for _, t := range s.Tables {
+		for _, t := range drawn(s.Tables) {
 			mdTable(&b, t.Header, t.Rows)
 			if t.Caption != "" {
 				fmt.Fprintf(&b, "_%s_\n\n", mdLine(t.Caption))

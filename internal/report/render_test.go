@@ -78,3 +78,25 @@ func TestNumericCells(t *testing.T) {
 		}
 	}
 }
+
+// A table with no rows (its steps skipped by the profile) is not drawn,
+// in either report; one with rows beside it is.
+func TestEmptyTablesAreNotDrawn(t *testing.T) {
+	ds := &analysis.Dataset{Study: &study.Study{Name: "x"}}
+	sections := []analysis.Section{{
+		Title: "Knee",
+		Text:  []string{"Not measured in this run: rate-10 (every variant)."},
+		Tables: []analysis.Table{
+			{Header: []string{"empty-head"}, Caption: "empty-caption"},
+			{Header: []string{"full-head"}, Rows: [][]string{{"1"}}, Caption: "full-caption"},
+		},
+	}}
+	for name, out := range map[string]string{"report.md": string(renderMarkdown(ds, sections)), "report.html": string(renderHTML(ds, sections))} {
+		if strings.Contains(out, "empty-head") || strings.Contains(out, "empty-caption") {
+			t.Errorf("%s draws the table with no rows:\n%s", name, out)
+		}
+		if !strings.Contains(out, "full-head") || !strings.Contains(out, "full-caption") {
+			t.Errorf("%s lost the table with rows:\n%s", name, out)
+		}
+	}
+}

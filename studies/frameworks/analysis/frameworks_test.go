@@ -636,6 +636,50 @@ func TestUnmeasuredIsNamed(t *testing.T) {
 	}
 }
 
+// Quick deploys each framework with its authors' loading only: the
+// claims' metrics are all there, our findings on the loading are not
+// measured, and the loading section says why instead of a table of
+// one-sided rows.
+func TestAuthorsLoadingOnly(t *testing.T) {
+	s := loadStudy(t, "quick", 3)
+	if got := len(s.Matrix()); got != len(frameworkOrder) {
+		t.Fatalf("quick deploys %d variants, want one per framework", got)
+	}
+	var units []*analysis.Unit
+	for rep := 1; rep <= s.Repetitions; rep++ {
+		for _, v := range s.Matrix() {
+			if authorsLoad[v.Get("framework")] != v.Get("load") {
+				t.Fatalf("quick deploys %s, not the authors' loading", v.Key())
+			}
+			for _, st := range s.Load.Steps {
+				units = append(units, unit(t, v, st.Name, rep, synthAnswers(v, st, rep), synthResources(s, v, st)))
+			}
+		}
+	}
+	res, err := frameworksAnalysis{}.Analyze(analysis.NewDataset(s, units))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := claims.Load("../" + claims.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cf.Claims {
+		if m, ok := res.Metrics[c.Metric]; !c.Ours && (!ok || len(m.PerRun)+len(m.All) == 0) {
+			t.Errorf("the thesis' claim %s: metric %s not measured", c.ID, c.Metric)
+		}
+	}
+	for _, id := range []string{"parsing-p50-universities-low", "parsing-cpu-per-request-universities-high", "p50-micro-vs-nest-universities-high-startup"} {
+		if m, ok := res.Metrics[id]; ok && len(m.PerRun)+len(m.All) > 0 {
+			t.Errorf("metric %s measured without the other loading: %+v", id, m)
+		}
+	}
+	loading := section(t, res, "The dataset parsed")
+	if len(loading.Tables) != 0 || !strings.Contains(strings.Join(loading.Text, " "), "deployed no framework both ways") {
+		t.Errorf("loading section with no pair: %d tables, text %q", len(loading.Tables), loading.Text)
+	}
+}
+
 // A study file without a step the analysis reads is refused, naming what
 // is missing; the study's own file passes, claims and all.
 func TestNeeds(t *testing.T) {

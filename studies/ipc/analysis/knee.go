@@ -88,13 +88,17 @@ func (r *ipcRun) kneeSection() (analysis.Section, error) {
 	for _, l := range r.open {
 		rates = append(rates, analysis.Num(l.x, 0))
 	}
+	measured := ""
+	if len(rates) > 0 {
+		measured = " (" + strings.Join(rates, ", ") + " requests per second)"
+	}
 	sec := analysis.Section{
 		Title: "Knee of the open-model sweep",
 		Text: []string{
-			fmt.Sprintf("msbench adds what a closed model hides: a fixed arrival rate (%s requests per second), latency measured from each request's intended send time, so that a server falling behind shows in the percentiles. "+
+			fmt.Sprintf("msbench adds what a closed model hides: a fixed arrival rate%s, latency measured from each request's intended send time, so that a server falling behind shows in the percentiles. "+
 				"A rate holds when its p99 is under %s ms and at least %s of the arrivals (sent or not) were answered with a product page. The knee is the highest rate below the first that did not hold, per repetition: the capacity lies between it and the next rate of the sweep. "+
 				"Beyond the sweep means every rate measured held, below the sweep that the lowest did not.",
-				strings.Join(rates, ", "), analysis.Num(kneeP99Ms, 0), analysis.Pct(kneeSuccess)),
+				measured, analysis.Num(kneeP99Ms, 0), analysis.Pct(kneeSuccess)),
 			r.notMeasured(openSteps),
 		},
 	}
