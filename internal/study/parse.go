@@ -444,7 +444,8 @@ func (d *decoder) subsetVariants(s *Study, subsets byName[[]string], field strin
 	}
 }
 
-// keepOnly narrows the matrix to the variants keys names, each once.
+// keepOnly narrows the matrix to the variants with the given keys, each
+// named once and kept by the profile's variants: too.
 func (d *decoder) keepOnly(s *Study, keys []string, field string) {
 	var known []string
 	for _, v := range s.Matrix() {
@@ -454,7 +455,7 @@ func (d *decoder) keepOnly(s *Study, keys []string, field string) {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {
 		case !slices.Contains(known, k):
-			d.errorf(nil, f, "%q is not a variant key of the matrix the profile's variants: leave (known: %s)", k, strings.Join(known, ", "))
+			d.errorf(nil, f, "%q is not the key of a variant the profile keeps (known: %s)", k, strings.Join(known, ", "))
 		case slices.Index(keys, k) < i:
 			d.errorf(nil, f, "%q is named twice", k)
 		}

@@ -125,8 +125,8 @@ func TestProfileOnlyErrors(t *testing.T) {
 	tests := []struct {
 		name, only, want string
 	}{
-		{"unknown key", "[go-a, rust-a]", `demo.yaml:42: profiles.quick.only[1]: "rust-a" is not a variant key of the matrix the profile's variants: leave (known: go-a, java-a)`},
-		{"left out by variants:", "[go-b]", `profiles.quick.only[0]: "go-b" is not a variant key`},
+		{"unknown key", "[go-a, rust-a]", `demo.yaml:42: profiles.quick.only[1]: "rust-a" is not the key of a variant the profile keeps (known: go-a, java-a)`},
+		{"left out by variants:", "[go-b]", `profiles.quick.only[0]: "go-b" is not the key of a variant the profile keeps`},
 		{"twice", "[go-a, go-a]", `profiles.quick.only[1]: "go-a" is named twice`},
 		{"empty", "[]", "profiles.quick.only: keeps no variant"},
 	}
