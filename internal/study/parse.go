@@ -374,10 +374,7 @@ func (d *decoder) chooseVariant(s *Study, n *yaml.Node, field, none string) stri
 	if none != "" && key == none {
 		return ""
 	}
-	known := make([]string, len(matrix))
-	for i, v := range matrix {
-		known[i] = v.Key()
-	}
+	known := Keys(matrix)
 	if slices.Contains(known, key) {
 		return key
 	}
@@ -447,10 +444,7 @@ func (d *decoder) subsetVariants(s *Study, subsets byName[[]string], field strin
 // keepOnly narrows the matrix to the variants with the given keys, each
 // named once and kept by the profile's variants: too.
 func (d *decoder) keepOnly(s *Study, keys []string, field string) {
-	var known []string
-	for _, v := range s.Matrix() {
-		known = append(known, v.Key())
-	}
+	known := Keys(s.Matrix())
 	for i, k := range keys {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {

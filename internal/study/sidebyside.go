@@ -20,11 +20,12 @@ func (s *Study) SideBySide(axis string, sides []string) (*Study, error) {
 	out := *s
 	out.Variants = append([]Axis{{Name: axis, Values: slices.Clone(sides)}}, s.Variants...)
 	if s.Only != nil {
-		// A key names its values in the axes' order: the side comes first.
+		// The kept variants on each side, keyed as the new matrix keys
+		// them.
 		out.Only = nil
 		for _, side := range sides {
-			for _, k := range s.Only {
-				out.Only = append(out.Only, side+"-"+k)
+			for _, v := range s.Matrix() {
+				out.Only = append(out.Only, Variant{Values: append([][2]string{{axis, side}}, v.Values...)}.Key())
 			}
 		}
 	}

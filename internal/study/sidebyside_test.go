@@ -15,13 +15,7 @@ func faasGateway(t *testing.T) *Study {
 	return s
 }
 
-func keysOf(vs []Variant) string {
-	var out []string
-	for _, v := range vs {
-		out = append(out, v.Key())
-	}
-	return strings.Join(out, " ")
-}
+func keysOf(vs []Variant) string { return strings.Join(Keys(vs), " ") }
 
 func TestKeepVariants(t *testing.T) {
 	for _, c := range []struct {

@@ -389,6 +389,15 @@ func (s *Study) Matrix() []Variant {
 	return out
 }
 
+// Keys are the variants' keys, in their order.
+func Keys(vs []Variant) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Key()
+	}
+	return out
+}
+
 // BaselineKey is the key of the baseline variant: Baseline, or for a run
 // written before studies named one, the first variant of the matrix.
 func (s *Study) BaselineKey() string {
